@@ -1,0 +1,1 @@
+"""The RDF stream data model: terms, values, events, streams, formats and converters."""

@@ -1,0 +1,41 @@
+"""RDF terms (RSP-QL Def. 1): pyoxigraph's immutable terms, plus the vocabularies rsep uses.
+
+Terms travel between layers and processes in N-Triples syntax (``str(term)``), the form
+the JSON Lines results and the columnar event store use.
+"""
+
+from __future__ import annotations
+
+from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
+
+Term = NamedNode | BlankNode | Literal
+Subject = NamedNode | BlankNode
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+PROV = "http://www.w3.org/ns/prov#"
+
+PROV_GENERATED_AT = NamedNode(PROV + "generatedAtTime")
+PROV_STARTED_AT = NamedNode(PROV + "startedAtTime")
+PROV_ENDED_AT = NamedNode(PROV + "endedAtTime")
+XSD_DATETIME = NamedNode(XSD + "dateTime")
+XSD_INTEGER = NamedNode(XSD + "integer")
+
+_PROBE_S = "<urn:rsep:s>"
+_PROBE_P = "<urn:rsep:p>"
+
+
+def parse_term(text: str) -> Term:
+    """Read one term in N-Triples syntax (``<iri>``, ``_:b``, ``"lex"@en``, ``"1"^^<dt>``)."""
+    quads = list(parse(input=f"{_PROBE_S} {_PROBE_P} {text} .".encode(), format=RdfFormat.N_TRIPLES))
+    if len(quads) != 1:
+        raise ValueError(f"not one N-Triples term: {text!r}")
+    obj = quads[0].object
+    if isinstance(obj, Triple):
+        raise ValueError(f"quoted triples are not supported: {text!r}")
+    return obj
+
+
+def to_nt(term: Term) -> str:
+    """The N-Triples form of a term (the inverse of :func:`parse_term`)."""
+    return str(term)
