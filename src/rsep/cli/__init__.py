@@ -1,0 +1,1 @@
+"""The ``rsep`` command: thin argument parsing over the layers below."""

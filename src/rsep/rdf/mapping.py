@@ -1,0 +1,499 @@
+"""Declarative mappings from CSV rows to RDF events (one mapping file per data set, no code).
+
+A mapping is a TOML file: how to read the CSV (``[source]``), the prefixes, where the
+event time is (``[time]``), the stream and event IRIs (templates), optional lookups of
+terms in a background RDF graph (``[[lookup]]``), and the resources each row becomes
+(``[[resource]]``). Each CSV row becomes one event. ``docs/mappings.md`` documents the
+format; ``src/rsep/mappings/`` holds the mappings of the shipped data sets.
+
+The compiled form (:class:`RowMapper`) is plain Python and picklable: the Spark converter
+ships it to its tasks.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import lzma
+import gzip
+import re
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import quote
+
+from rsep.errors import UserError
+from rsep.rdf.terms import RDF, XSD
+from rsep.rdf.time import zone
+
+_FIELD_RE = re.compile(r"\{([^{}]+)\}")
+_CURIE_RE = re.compile(r"^([A-Za-z][\w.-]*|):(.*)$", re.S)
+_IRI_SAFE = "/:?#[]@!$&'()*+,;=-._~%"
+
+_LEXICAL: dict[str, re.Pattern[str]] = {
+    XSD + "integer": re.compile(r"^[+-]?\d+$"),
+    XSD + "int": re.compile(r"^[+-]?\d+$"),
+    XSD + "long": re.compile(r"^[+-]?\d+$"),
+    XSD + "nonNegativeInteger": re.compile(r"^\+?\d+$"),
+    XSD + "decimal": re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$"),
+    XSD + "double": re.compile(r"^([+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?INF|NaN)$"),
+    XSD + "float": re.compile(r"^([+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?INF|NaN)$"),
+    XSD + "boolean": re.compile(r"^(true|false|1|0)$"),
+    XSD + "dateTime": re.compile(
+        r"^-?\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$"
+    ),
+}
+
+MAPPINGS_PACKAGE = "rsep.mappings"
+
+
+class RowError(Exception):
+    """Why one CSV row cannot become an event (the caller adds file and line)."""
+
+
+# --------------------------------------------------------------------------- templates
+
+
+@dataclass(frozen=True)
+class Template:
+    """A string with ``{column}`` fields; ``{__line__}``, ``{__file__}`` name the record."""
+
+    parts: tuple[str, ...]  # literal text at even positions, field names at odd ones
+    escape: Callable[[str], str] = field(default=str, compare=False)
+
+    @classmethod
+    def parse(cls, text: str, escape: Callable[[str], str] = str) -> Template:
+        """Split ``text`` into literal parts and field names."""
+        return cls(tuple(_FIELD_RE.split(text)), escape)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The column names the template reads."""
+        return self.parts[1::2]
+
+    def render(self, row: dict[str, str]) -> str:
+        """Fill the fields from ``row``; an empty or missing value is a :class:`RowError`."""
+        out: list[str] = []
+        for i, part in enumerate(self.parts):
+            if i % 2 == 0:
+                out.append(part)
+                continue
+            value = row.get(part)
+            if value is None:
+                raise RowError(f"no column {part!r}")
+            if value == "":
+                raise RowError(f"empty value in column {part!r}")
+            out.append(self.escape(value))
+        return "".join(out)
+
+
+def _iri_escape(value: str) -> str:
+    return quote(value, safe=_IRI_SAFE)
+
+
+def _literal_escape(value: str) -> str:
+    return (
+        value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    )
+
+
+# --------------------------------------------------------------------------- term specs
+
+
+@dataclass(frozen=True)
+class IriSpec:
+    """A term written as an IRI template (``<…{col}…>`` or a CURIE), or ``_:…`` blank node."""
+
+    prefix: str
+    template: Template
+    suffix: str
+    optional: bool = False
+
+    def render(self, row: dict[str, str], lookups: dict[str, dict[tuple[str, ...], str]]) -> str:
+        return self.prefix + self.template.render(row) + self.suffix
+
+
+@dataclass(frozen=True)
+class LiteralSpec:
+    """A literal from a template, with a datatype or a language tag; checked lexically."""
+
+    template: Template
+    datatype: str | None = None
+    language: str | None = None
+    optional: bool = False
+
+    def render(self, row: dict[str, str], lookups: dict[str, dict[tuple[str, ...], str]]) -> str:
+        lexical = self.template.render(row).strip()
+        if self.datatype is not None:
+            check = _LEXICAL.get(self.datatype)
+            if check is not None and not check.match(lexical):
+                short = self.datatype.removeprefix(XSD)
+                raise RowError(f"{lexical!r} is not a valid xsd:{short}")
+            return f'"{_literal_escape(lexical)}"^^<{self.datatype}>'
+        if self.language is not None:
+            return f'"{_literal_escape(lexical)}"@{self.language}'
+        return f'"{_literal_escape(lexical)}"'
+
+
+@dataclass(frozen=True)
+class LookupSpec:
+    """A term found in a lookup table (from a background graph) by a key of rendered terms."""
+
+    table: str
+    key: tuple[IriSpec | LiteralSpec, ...]
+    optional: bool = False
+
+    def render(self, row: dict[str, str], lookups: dict[str, dict[tuple[str, ...], str]]) -> str:
+        key = tuple(part.render(row, lookups) for part in self.key)
+        found = lookups[self.table].get(key)
+        if found is None:
+            raise RowError(f"no entry in lookup {self.table!r} for {' '.join(key)}")
+        return found
+
+
+TermSpec = IriSpec | LiteralSpec | LookupSpec
+
+
+@dataclass(frozen=True)
+class Resource:
+    """The triples one row gives about one subject."""
+
+    subject: IriSpec
+    properties: tuple[tuple[str, TermSpec], ...]  # (predicate in N-Triples, object spec)
+
+
+# --------------------------------------------------------------------------- time
+
+
+@dataclass(frozen=True)
+class TimeSpec:
+    """Where a row's time is and how to read it: ``iso``, ``unix_s``, ``unix_ms`` or strptime."""
+
+    column: str
+    format: str = "iso"
+    zone_name: str | None = None
+    end_column: str | None = None
+
+    def read(self, row: dict[str, str], tz: tzinfo) -> tuple[int, int]:
+        start = self._ms(row, self.column, tz)
+        end = start if self.end_column is None else self._ms(row, self.end_column, tz)
+        if end < start:
+            raise RowError(f"time interval ends before it starts: {end} < {start}")
+        return start, end
+
+    def _ms(self, row: dict[str, str], column: str, tz: tzinfo) -> int:
+        text = row.get(column)
+        if text is None:
+            raise RowError(f"no time column {column!r}")
+        text = text.strip()
+        if not text:
+            raise RowError(f"missing timestamp in column {column!r}")
+        try:
+            if self.format == "unix_s":
+                return round(float(text) * 1000)
+            if self.format == "unix_ms":
+                return int(text)
+            if self.format == "iso":
+                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            else:
+                moment = datetime.strptime(text, self.format)
+        except ValueError:
+            raise RowError(f"unparsable timestamp {text!r} in column {column!r}") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=tz)
+        return int(moment.timestamp() * 1000)
+
+
+# --------------------------------------------------------------------------- the mapping
+
+
+@dataclass(frozen=True)
+class CsvSource:
+    """How to read the CSV files of a data set."""
+
+    delimiter: str = ","
+    quote: str = '"'
+    header: bool = True
+    columns: tuple[str, ...] = ()
+    files: str = "*"
+    encoding: str = "utf-8"
+
+
+@dataclass(frozen=True)
+class LookupTable:
+    """A table of terms read from a background RDF file by a SPARQL SELECT query."""
+
+    name: str
+    sources: tuple[str, ...]  # candidate paths, relative to the input; the first that exists
+    query: str
+    key: tuple[str, ...]
+    value: str
+
+
+@dataclass(frozen=True)
+class MappedEvent:
+    """One row as an event, every term in N-Triples syntax."""
+
+    stream: str
+    event_id: str
+    t_start: int
+    t_end: int
+    triples: list[tuple[str, str, str]]
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A parsed mapping file; :meth:`bind` loads its lookups and gives a :class:`RowMapper`."""
+
+    name: str
+    description: str
+    path: Path
+    source: CsvSource
+    time: TimeSpec
+    stream: IriSpec
+    event: IriSpec
+    resources: tuple[Resource, ...]
+    lookups: tuple[LookupTable, ...]
+    synthetic: bool = False
+
+    def bind(self, lookup_paths: dict[str, Path] | None = None, base: Path | None = None) -> RowMapper:
+        """Load every lookup table (paths from ``lookup_paths`` or relative to ``base``)."""
+        tables: dict[str, dict[tuple[str, ...], str]] = {}
+        for table in self.lookups:
+            given = (lookup_paths or {}).get(table.name)
+            if given is None:
+                folder = base or self.path.parent
+                candidates = [folder / source for source in table.sources]
+                given = next((c for c in candidates if c.exists()), candidates[0])
+            tables[table.name] = load_lookup(table, given)
+        missing = set((lookup_paths or {})) - {t.name for t in self.lookups}
+        if missing:
+            raise UserError(f"mapping {self.name!r} has no lookup named {sorted(missing)[0]!r}")
+        return RowMapper(self, tables, zone(self.time.zone_name))
+
+
+@dataclass(frozen=True)
+class RowMapper:
+    """A mapping with its lookups loaded: turns CSV rows into events."""
+
+    mapping: Mapping
+    lookups: dict[str, dict[tuple[str, ...], str]]
+    tz: tzinfo = UTC
+
+    def map_row(self, row: dict[str, str]) -> MappedEvent:
+        """The event of one row (``__line__`` and ``__file__`` must be in ``row``)."""
+        m = self.mapping
+        t_start, t_end = m.time.read(row, self.tz)
+        stream = m.stream.render(row, self.lookups)[1:-1]
+        event_id = m.event.render(row, self.lookups)
+        triples: list[tuple[str, str, str]] = []
+        for resource in m.resources:
+            subject = resource.subject.render(row, self.lookups)
+            for predicate, spec in resource.properties:
+                try:
+                    obj = spec.render(row, self.lookups)
+                except RowError:
+                    if spec.optional and _blank(row, spec):
+                        continue
+                    raise
+                triples.append((subject, predicate, obj))
+        return MappedEvent(stream, event_id, t_start, t_end, triples)
+
+    def rows(self, stream: IO[str], file_name: str) -> Iterator[tuple[int, dict[str, str] | str]]:
+        """Yield ``(line, row)`` for each CSV record, or ``(line, reason)`` for a bad one."""
+        src = self.mapping.source
+        reader = csv.reader(stream, delimiter=src.delimiter, quotechar=src.quote, strict=True)
+        columns = list(src.columns)
+        stem = Path(file_name).name
+        while True:
+            try:
+                record = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield reader.line_num, f"malformed CSV: {exc}"
+                continue
+            if not columns:
+                columns = [c.strip() for c in record]
+                continue
+            if not record or record == [""]:
+                continue
+            if len(record) != len(columns):
+                yield reader.line_num, f"expected {len(columns)} fields, found {len(record)}"
+                continue
+            row = dict(zip(columns, record, strict=True))
+            row["__line__"] = str(reader.line_num)
+            row["__file__"] = stem
+            yield reader.line_num, row
+
+
+def _blank(row: dict[str, str], spec: TermSpec) -> bool:
+    """Whether an optional spec failed because one of its columns is empty."""
+    templates: list[Template] = []
+    if isinstance(spec, LookupSpec):
+        templates = [part.template for part in spec.key]
+    else:
+        templates = [spec.template]
+    return any(row.get(name, "").strip() == "" for t in templates for name in t.fields)
+
+
+def load_lookup(table: LookupTable, path: Path) -> dict[tuple[str, ...], str]:
+    """Run the table's SELECT over the RDF file at ``path``; key and value in N-Triples."""
+    from pyoxigraph import RdfFormat, Store
+
+    if not path.exists():
+        raise UserError(
+            f"lookup {table.name!r}: no such file {path} (give one with --lookup {table.name}=PATH)"
+        )
+    suffixes = [s.lower() for s in path.suffixes]
+    fmt = {".ttl": RdfFormat.TURTLE, ".n3": RdfFormat.N3, ".nt": RdfFormat.N_TRIPLES}.get(
+        next((s for s in reversed(suffixes) if s not in {".xz", ".gz"}), ""), RdfFormat.TURTLE
+    )
+    store = Store()
+    try:
+        with open_text(path) as handle:
+            store.bulk_load(handle.read().encode(), format=fmt)
+    except SyntaxError as exc:
+        raise UserError(f"lookup {table.name!r}: {path}: {exc}") from None
+    result: dict[tuple[str, ...], str] = {}
+    for solution in store.query(table.query):  # type: ignore[union-attr]
+        key = tuple(str(solution[v]) for v in table.key)
+        result[key] = str(solution[table.value])
+    return result
+
+
+def open_text(path: Path, encoding: str = "utf-8") -> IO[str]:
+    """Open a text file, decompressing ``.xz`` and ``.gz`` on the fly."""
+    if path.suffix == ".xz":
+        return io.TextIOWrapper(lzma.open(path, "rb"), encoding=encoding, newline="")
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding, newline="")
+    return path.open(encoding=encoding, newline="")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def available_mappings() -> list[str]:
+    """Names of the mappings shipped with rsep."""
+    folder = resources.files(MAPPINGS_PACKAGE)
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_mapping(name_or_path: str | Path) -> Mapping:
+    """Read a mapping file, or a shipped mapping by name (e.g. ``aarhus-traffic``)."""
+    path = Path(name_or_path)
+    if not path.exists():
+        shipped = resources.files(MAPPINGS_PACKAGE) / f"{name_or_path}.toml"
+        if not shipped.is_file():
+            names = ", ".join(available_mappings())
+            raise UserError(f"no mapping file {name_or_path!r} (shipped mappings: {names})")
+        path = Path(str(shipped))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: {exc}") from None
+    try:
+        return _build(data, path)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"{path}: invalid mapping: {exc}") from None
+
+
+def _build(data: dict[str, Any], path: Path) -> Mapping:
+    prefixes = {"rdf": RDF, "xsd": XSD, **data.get("prefixes", {})}
+
+    def iri(text: str, optional: bool = False) -> IriSpec:
+        text = text.strip()
+        if text == "a":
+            return IriSpec(f"<{RDF}type", Template.parse(""), ">", optional)
+        if text.startswith("<") and text.endswith(">"):
+            return IriSpec("<", Template.parse(text[1:-1], _iri_escape), ">", optional)
+        if text.startswith("_:"):
+            return IriSpec("_:", Template.parse(text[2:], _iri_escape), "", optional)
+        match = _CURIE_RE.match(text)
+        if match is None or match.group(1) not in prefixes:
+            raise ValueError(f"undeclared prefix in {text!r}")
+        return IriSpec("<" + prefixes[match.group(1)], Template.parse(match.group(2), _iri_escape), ">", optional)
+
+    def expand(text: str) -> str:
+        spec = iri(text)
+        if spec.template.fields:
+            raise ValueError(f"a datatype or predicate cannot have fields: {text!r}")
+        return spec.prefix + spec.template.parts[0] + spec.suffix
+
+    def term(value: Any) -> TermSpec:
+        if isinstance(value, str):
+            return iri(value)
+        if not isinstance(value, dict):
+            raise ValueError(f"a term is a string or a table, not {value!r}")
+        optional = bool(value.get("optional", False))
+        if "lookup" in value:
+            keys = tuple(term(k) for k in value["key"])
+            if any(isinstance(k, LookupSpec) for k in keys):
+                raise ValueError("a lookup key cannot itself be a lookup")
+            return LookupSpec(value["lookup"], keys, optional)  # type: ignore[arg-type]
+        if "iri" in value:
+            return iri(value["iri"], optional)
+        if "value" in value:
+            datatype = value.get("datatype")
+            dt = expand(datatype)[1:-1] if datatype else None
+            return LiteralSpec(Template.parse(value["value"], str), dt, value.get("language"), optional)
+        raise ValueError(f"a term table needs 'iri', 'value' or 'lookup': {value!r}")
+
+    src = data.get("source", {})
+    source = CsvSource(
+        delimiter=src.get("delimiter", ","),
+        quote=src.get("quote", '"'),
+        header=src.get("header", True),
+        columns=tuple(src.get("columns", ())),
+        files=src.get("files", "*"),
+        encoding=src.get("encoding", "utf-8"),
+    )
+    if not source.header and not source.columns:
+        raise ValueError("[source] without a header needs 'columns'")
+    t = data["time"]
+    time = TimeSpec(t["column"], t.get("format", "iso"), t.get("zone"), t.get("end_column"))
+    zone(time.zone_name)  # fail early on an unknown zone
+    resources_: list[Resource] = []
+    for res in data.get("resource", []):
+        props: list[tuple[str, TermSpec]] = []
+        for key, value in res.items():
+            if key == "subject":
+                continue
+            pred = f"<{RDF}type>" if key == "a" else expand(key)
+            for item in value if isinstance(value, list) else [value]:
+                props.append((pred, term(item)))
+        resources_.append(Resource(iri(res["subject"]), tuple(props)))
+    lookups = tuple(
+        LookupTable(
+            lk["name"],
+            tuple([lk["source"]] if isinstance(lk["source"], str) else lk["source"]),
+            lk["query"],
+            tuple(lk["key"]),
+            lk["value"],
+        )
+        for lk in data.get("lookup", [])
+    )
+    names = {lk.name for lk in lookups}
+    for res_ in resources_:
+        for _, spec in res_.properties:
+            if isinstance(spec, LookupSpec) and spec.table not in names:
+                raise ValueError(f"undefined lookup {spec.table!r}")
+    if not resources_:
+        raise ValueError("a mapping needs at least one [[resource]]")
+    return Mapping(
+        name=data.get("name", path.stem),
+        description=data.get("description", ""),
+        path=path,
+        source=source,
+        time=time,
+        stream=iri(data["stream"]),
+        event=iri(data.get("event", "<urn:rsep:event:{__file__}:{__line__}>")),
+        resources=tuple(resources_),
+        lookups=lookups,
+        synthetic=bool(data.get("synthetic", False)),
+    )

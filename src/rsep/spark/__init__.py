@@ -1,0 +1,1 @@
+"""The pipeline on Spark: sessions, conversion jobs, the columnar event store."""
