@@ -85,14 +85,19 @@ def test_bad_rows_give_a_reason(tmp_path: Path, line: str, reason: str) -> None:
 
 def test_wrong_field_count_is_reported_with_its_line(tmp_path: Path) -> None:
     mapper = load_mapping(write(tmp_path, MINI)).bind()
-    got = rows(mapper, "station;when;value;label\nA;2014-08-01T07:50:00;1;x\nA;2014\nA;2014-08-01T07:55:00;2;y\n")
+    got = rows(
+        mapper,
+        "station;when;value;label\nA;2014-08-01T07:50:00;1;x\nA;2014\nA;2014-08-01T07:55:00;2;y\n",
+    )
     assert got[1] == (3, "expected 4 fields, found 2")
     assert isinstance(got[0][1], dict) and isinstance(got[2][1], dict)
 
 
 def test_undeclared_prefix_names_the_mapping_file(tmp_path: Path) -> None:
     path = write(tmp_path, MINI.replace('a = "ex:Observation"', 'a = "sosa:Observation"'))
-    with pytest.raises(UserError, match=r"m\.toml: invalid mapping: undeclared prefix in 'sosa:Observation'"):
+    with pytest.raises(
+        UserError, match=r"m\.toml: invalid mapping: undeclared prefix in 'sosa:Observation'"
+    ):
         load_mapping(path)
 
 
@@ -109,7 +114,9 @@ def test_time_formats(tmp_path: Path) -> None:
         ("%y%m%d", "930101", 725842800000),  # 1993-01-01 00:00 CET
     ]:
         zone = {"%Y%m%d%H%M": "America/New_York", "%y%m%d": "Europe/Prague"}.get(fmt, "UTC")
-        text = MINI.replace('format = "iso"', f'format = "{fmt}"').replace("Europe/Copenhagen", zone)
+        text = MINI.replace('format = "iso"', f'format = "{fmt}"').replace(
+            "Europe/Copenhagen", zone
+        )
         mapper = load_mapping(write(tmp_path, text)).bind()
         [(_, row)] = rows(mapper, f"station;when;value;label\nA;{value};1;x\n")
         assert mapper.map_row(row).t_start == expected, fmt
@@ -129,9 +136,17 @@ def test_shipped_mappings_load() -> None:
 def test_aarhus_lookup_links_observations_to_the_sensor_repository(repo_root: Path) -> None:
     mapper = load_mapping("aarhus-traffic").bind(base=repo_root / "data/aarhus/traffic")
     row = {
-        "status": "OK", "avgMeasuredTime": "74", "avgSpeed": "50", "extID": "668",
-        "medianMeasuredTime": "73", "TIMESTAMP": "2014-08-01T07:50:00", "vehicleCount": "5",
-        "_id": "1", "REPORT_ID": "182955", "__line__": "2", "__file__": "f",
+        "status": "OK",
+        "avgMeasuredTime": "74",
+        "avgSpeed": "50",
+        "extID": "668",
+        "medianMeasuredTime": "73",
+        "TIMESTAMP": "2014-08-01T07:50:00",
+        "vehicleCount": "5",
+        "_id": "1",
+        "REPORT_ID": "182955",
+        "__line__": "2",
+        "__file__": "f",
     }
     event = mapper.map_row(row)
     props = {o for _, p, o in event.triples if p.endswith("#observedProperty>")}

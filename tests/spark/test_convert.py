@@ -39,7 +39,12 @@ def test_bundled_aarhus_slice_converts_to_the_event_store(aarhus_store) -> None:
     assert result.rejected == 0
     assert len(result.streams) == 2
     assert result.triples_per_second > 0
-    days = sorted(p.name for p in (out / f"stream={SEGMENT.replace(':', '%3A').replace('/', '%2F').replace('#', '%23')}").iterdir())
+    days = sorted(
+        p.name
+        for p in (
+            out / f"stream={SEGMENT.replace(':', '%3A').replace('/', '%2F').replace('#', '%23')}"
+        ).iterdir()
+    )
     assert days[0] == "day=2014-08-01" and days[-1] == "day=2014-09-30"
 
 
@@ -53,11 +58,16 @@ def test_store_reads_back_as_time_ordered_events(spark: SparkSession, aarhus_sto
     assert first.is_point and len(first.graph) == 20
     # the earliest row: OK,34,54,887,34,2014-08-01T08:00:00,11,20746942,182955
     assert first.t_start == 1406872800000  # 08:00 CEST
-    values = sorted(str(t.object)[1:3] for t in first.graph if t.predicate.value.endswith("hasValue"))
+    values = sorted(
+        str(t.object)[1:3] for t in first.graph if t.predicate.value.endswith("hasValue")
+    )
     assert values == ["11", "11", "34", "34", "54"]  # count, congestion, times, speed
 
 
-BAD_CSV = """status,avgMeasuredTime,avgSpeed,extID,medianMeasuredTime,TIMESTAMP,vehicleCount,_id,REPORT_ID
+HEADER = (
+    "status,avgMeasuredTime,avgSpeed,extID,medianMeasuredTime,TIMESTAMP,vehicleCount,_id,REPORT_ID"
+)
+BAD_CSV = f"""{HEADER}
 OK,74,50,668,74,2014-08-01T07:50:00,5,1,182955
 OK,74,fast,668,74,2014-08-01T07:55:00,5,2,182955
 OK,74,50,668
@@ -74,7 +84,9 @@ def _bad_input(tmp_path: Path, repo_root: Path) -> tuple[Path, object]:
     return src, mapper
 
 
-def test_bad_row_stops_with_file_line_and_reason(spark: SparkSession, tmp_path: Path, repo_root: Path) -> None:
+def test_bad_row_stops_with_file_line_and_reason(
+    spark: SparkSession, tmp_path: Path, repo_root: Path
+) -> None:
     src, mapper = _bad_input(tmp_path, repo_root)
     with pytest.raises(InputError) as caught:
         convert(spark, mapper, [src], tmp_path / "out", progress=False)  # type: ignore[arg-type]
@@ -124,13 +136,23 @@ def test_nquads_output_equals_the_event_store(
     [
         ("nasdaq-bars", "stocks/opencep_nasdaq_2008-02-01/NASDAQ_MEDIUM.txt", 1_652, 8_260),
         ("berka-transactions", "creditcard/berka_pkdd99_partial/trans.asc", 49_102, 329_047),
-        ("homec-smarthome", "smarthome/smarthome_homec_sample/HomeC_first2838rows.csv", 2_838, 96_492),
+        (
+            "homec-smarthome",
+            "smarthome/smarthome_homec_sample/HomeC_first2838rows.csv",
+            2_838,
+            96_492,
+        ),
         ("aarhus-traffic", "aarhus/traffic/sample_AarhusTrafficData158324.stream", 16_939, 338_780),
     ],
 )
 def test_shared_samples_convert_without_rejects(
-    spark: SparkSession, shared_data: Path, tmp_path: Path,
-    mapping: str, path: str, rows: int, triples: int,
+    spark: SparkSession,
+    shared_data: Path,
+    tmp_path: Path,
+    mapping: str,
+    path: str,
+    rows: int,
+    triples: int,
 ) -> None:
     source = shared_data / path
     base = shared_data / "aarhus/traffic" if mapping == "aarhus-traffic" else source.parent
@@ -144,9 +166,12 @@ def test_duplicate_event_id_is_a_bad_record(spark: SparkSession, tmp_path: Path)
     mapping.write_text(
         'stream = "<http://ex.org/s>"\nevent = "<http://ex.org/e/{id}>"\n'
         '[time]\ncolumn = "t"\nformat = "unix_ms"\n'
-        '[[resource]]\nsubject = "<http://ex.org/x/{id}>"\n"<http://ex.org/v>" = { value = "{v}" }\n'
+        '[[resource]]\nsubject = "<http://ex.org/x/{id}>"\n'
+        '"<http://ex.org/v>" = { value = "{v}" }\n'
     )
     src = tmp_path / "in.csv"
     src.write_text("id,t,v\n1,10,a\n2,20,b\n1,30,c\n")
-    with pytest.raises(InputError, match=r"in\.csv:4: event <http://ex\.org/e/1> already defined at line 2"):
+    with pytest.raises(
+        InputError, match=r"in\.csv:4: event <http://ex\.org/e/1> already defined at line 2"
+    ):
         convert(spark, load_mapping(mapping).bind(), [src], tmp_path / "out", progress=False)

@@ -22,23 +22,47 @@ def add_parser(commands: Any) -> None:
             "and rate. See docs/mappings.md."
         ),
     )
-    p.add_argument("inputs", nargs="*", type=Path, metavar="INPUT", help="CSV files, folders or archives")
+    p.add_argument(
+        "inputs", nargs="*", type=Path, metavar="INPUT", help="CSV files, folders or archives"
+    )
     p.add_argument("-m", "--mapping", help="mapping file, or the name of a shipped mapping")
     p.add_argument("-o", "--output", type=Path, help="output folder (or .nq/.trig file for text)")
     p.add_argument(
-        "-f", "--format", default="parquet", choices=["parquet", "nquads", "trig"],
+        "-f",
+        "--format",
+        default="parquet",
+        choices=["parquet", "nquads", "trig"],
         help="parquet: the columnar event store (default); nquads/trig: text",
     )
-    p.add_argument("--on-error", default="stop", choices=["stop", "skip"],
-                   help="stop at the first bad record (default) or skip bad records")
-    p.add_argument("--dead-letter", type=Path,
-                   help="where skipped records go (JSON Lines; default OUTPUT.rejected.jsonl)")
-    p.add_argument("--lookup", action="append", default=[], metavar="NAME=PATH",
-                   help="background RDF file for a lookup table of the mapping")
-    p.add_argument("--master", help="Spark master: local[N] (default local[2]), spark://host:port, sc://host:port")
-    p.add_argument("--work-dir", type=Path, help="where archives are extracted (reused across runs)")
+    p.add_argument(
+        "--on-error",
+        default="stop",
+        choices=["stop", "skip"],
+        help="stop at the first bad record (default) or skip bad records",
+    )
+    p.add_argument(
+        "--dead-letter",
+        type=Path,
+        help="where skipped records go (JSON Lines; default OUTPUT.rejected.jsonl)",
+    )
+    p.add_argument(
+        "--lookup",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="background RDF file for a lookup table of the mapping",
+    )
+    p.add_argument(
+        "--master",
+        help="Spark master: local[N] (default local[2]), spark://host:port, sc://host:port",
+    )
+    p.add_argument(
+        "--work-dir", type=Path, help="where archives are extracted (reused across runs)"
+    )
     p.add_argument("--compression", choices=["gzip"], help="compress text output")
-    p.add_argument("--list-mappings", action="store_true", help="list the shipped mappings and exit")
+    p.add_argument(
+        "--list-mappings", action="store_true", help="list the shipped mappings and exit"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     p.set_defaults(run=run)
 
@@ -76,12 +100,20 @@ def run(args: argparse.Namespace) -> int:
     work = args.work_dir or Path(tempfile.gettempdir()) / "rsep-work"
     files = resolve_inputs(args.inputs, mapping.source.files, work)
     if not args.quiet:
-        print(f"mapping {mapping.name}: {len(files):,} input file(s); starting Spark", file=sys.stderr)
+        print(
+            f"mapping {mapping.name}: {len(files):,} input file(s); starting Spark", file=sys.stderr
+        )
     spark = get_session(args.master, app_name="rsep convert")
     try:
         result = convert(
-            spark, mapper, files, args.output, args.format,
-            bad=bad, compression=args.compression, progress=not args.quiet,
+            spark,
+            mapper,
+            files,
+            args.output,
+            args.format,
+            bad=bad,
+            compression=args.compression,
+            progress=not args.quiet,
         )
     finally:
         bad.close()

@@ -88,8 +88,7 @@ class StreamSet(Mapping[str, Stream]):
         for event in events:
             grouped.setdefault(event.stream, []).append(event)
         return cls(
-            Stream(iri, tuple(sorted(evs, key=lambda e: e.t_start)))
-            for iri, evs in grouped.items()
+            Stream(iri, tuple(sorted(evs, key=lambda e: e.t_start))) for iri, evs in grouped.items()
         )
 
     def __getitem__(self, iri: str) -> Stream:

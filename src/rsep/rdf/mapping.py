@@ -13,9 +13,9 @@ ships it to its tasks.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import lzma
-import gzip
 import re
 import tomllib
 from collections.abc import Callable, Iterator
@@ -91,17 +91,22 @@ class Template:
         return "".join(out)
 
 
+_PLAIN_RE = re.compile(r"[A-Za-z0-9._~:/#-]*")
+
+
 def _iri_escape(value: str) -> str:
+    if _PLAIN_RE.fullmatch(value):
+        return value
     return quote(value, safe=_IRI_SAFE)
 
 
 def _literal_escape(value: str) -> str:
-    return (
-        value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    )
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
 
 
 # --------------------------------------------------------------------------- term specs
+
+Lookups = dict[str, dict[tuple[str, ...], str]]
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,14 @@ class IriSpec:
     suffix: str
     optional: bool = False
 
-    def render(self, row: dict[str, str], lookups: dict[str, dict[tuple[str, ...], str]]) -> str:
+    def render(
+        self, row: dict[str, str], lookups: Lookups, memo: dict[int, str] | None = None
+    ) -> str:
+        if memo is not None:
+            done = memo.get(id(self))
+            if done is None:
+                done = memo[id(self)] = self.prefix + self.template.render(row) + self.suffix
+            return done
         return self.prefix + self.template.render(row) + self.suffix
 
 
@@ -126,7 +138,17 @@ class LiteralSpec:
     language: str | None = None
     optional: bool = False
 
-    def render(self, row: dict[str, str], lookups: dict[str, dict[tuple[str, ...], str]]) -> str:
+    def render(
+        self, row: dict[str, str], lookups: Lookups, memo: dict[int, str] | None = None
+    ) -> str:
+        if memo is not None:
+            done = memo.get(id(self))
+            if done is None:
+                done = memo[id(self)] = self._render(row)
+            return done
+        return self._render(row)
+
+    def _render(self, row: dict[str, str]) -> str:
         lexical = self.template.render(row).strip()
         if self.datatype is not None:
             check = _LEXICAL.get(self.datatype)
@@ -147,8 +169,10 @@ class LookupSpec:
     key: tuple[IriSpec | LiteralSpec, ...]
     optional: bool = False
 
-    def render(self, row: dict[str, str], lookups: dict[str, dict[tuple[str, ...], str]]) -> str:
-        key = tuple(part.render(row, lookups) for part in self.key)
+    def render(
+        self, row: dict[str, str], lookups: Lookups, memo: dict[int, str] | None = None
+    ) -> str:
+        key = tuple(part.render(row, lookups, memo) for part in self.key)
         found = lookups[self.table].get(key)
         if found is None:
             raise RowError(f"no entry in lookup {self.table!r} for {' '.join(key)}")
@@ -260,7 +284,9 @@ class Mapping:
     lookups: tuple[LookupTable, ...]
     synthetic: bool = False
 
-    def bind(self, lookup_paths: dict[str, Path] | None = None, base: Path | None = None) -> RowMapper:
+    def bind(
+        self, lookup_paths: dict[str, Path] | None = None, base: Path | None = None
+    ) -> RowMapper:
         """Load every lookup table (paths from ``lookup_paths`` or relative to ``base``)."""
         tables: dict[str, dict[tuple[str, ...], str]] = {}
         for table in self.lookups:
@@ -270,7 +296,7 @@ class Mapping:
                 candidates = [folder / source for source in table.sources]
                 given = next((c for c in candidates if c.exists()), candidates[0])
             tables[table.name] = load_lookup(table, given)
-        missing = set((lookup_paths or {})) - {t.name for t in self.lookups}
+        missing = set(lookup_paths or {}) - {t.name for t in self.lookups}
         if missing:
             raise UserError(f"mapping {self.name!r} has no lookup named {sorted(missing)[0]!r}")
         return RowMapper(self, tables, zone(self.time.zone_name))
@@ -288,14 +314,15 @@ class RowMapper:
         """The event of one row (``__line__`` and ``__file__`` must be in ``row``)."""
         m = self.mapping
         t_start, t_end = m.time.read(row, self.tz)
+        memo: dict[int, str] = {}  # one rendering per distinct spec and row
         stream = m.stream.render(row, self.lookups)[1:-1]
         event_id = m.event.render(row, self.lookups)
         triples: list[tuple[str, str, str]] = []
         for resource in m.resources:
-            subject = resource.subject.render(row, self.lookups)
+            subject = resource.subject.render(row, self.lookups, memo)
             for predicate, spec in resource.properties:
                 try:
-                    obj = spec.render(row, self.lookups)
+                    obj = spec.render(row, self.lookups, memo)
                 except RowError:
                     if spec.optional and _blank(row, spec):
                         continue
@@ -381,7 +408,9 @@ def open_text(path: Path, encoding: str = "utf-8") -> IO[str]:
 def available_mappings() -> list[str]:
     """Names of the mappings shipped with rsep."""
     folder = resources.files(MAPPINGS_PACKAGE)
-    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+    return sorted(
+        p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml")
+    )
 
 
 def load_mapping(name_or_path: str | Path) -> Mapping:
@@ -405,8 +434,25 @@ def load_mapping(name_or_path: str | Path) -> Mapping:
 
 def _build(data: dict[str, Any], path: Path) -> Mapping:
     prefixes = {"rdf": RDF, "xsd": XSD, **data.get("prefixes", {})}
+    interned: dict[object, Any] = {}
+
+    def intern(spec: Any) -> Any:
+        """One object per distinct spec, so a row renders each distinct term once."""
+        key = (
+            type(spec),
+            spec.__dict__.get("prefix"),
+            spec.template.parts,
+            spec.__dict__.get("suffix"),
+            spec.__dict__.get("datatype"),
+            spec.__dict__.get("language"),
+            spec.optional,
+        )
+        return interned.setdefault(key, spec)
 
     def iri(text: str, optional: bool = False) -> IriSpec:
+        return intern(_iri(text, optional))  # type: ignore[no-any-return]
+
+    def _iri(text: str, optional: bool = False) -> IriSpec:
         text = text.strip()
         if text == "a":
             return IriSpec(f"<{RDF}type", Template.parse(""), ">", optional)
@@ -417,7 +463,12 @@ def _build(data: dict[str, Any], path: Path) -> Mapping:
         match = _CURIE_RE.match(text)
         if match is None or match.group(1) not in prefixes:
             raise ValueError(f"undeclared prefix in {text!r}")
-        return IriSpec("<" + prefixes[match.group(1)], Template.parse(match.group(2), _iri_escape), ">", optional)
+        return IriSpec(
+            "<" + prefixes[match.group(1)],
+            Template.parse(match.group(2), _iri_escape),
+            ">",
+            optional,
+        )
 
     def expand(text: str) -> str:
         spec = iri(text)
@@ -441,7 +492,10 @@ def _build(data: dict[str, Any], path: Path) -> Mapping:
         if "value" in value:
             datatype = value.get("datatype")
             dt = expand(datatype)[1:-1] if datatype else None
-            return LiteralSpec(Template.parse(value["value"], str), dt, value.get("language"), optional)
+            lit = LiteralSpec(
+                Template.parse(value["value"], str), dt, value.get("language"), optional
+            )
+            return intern(lit)  # type: ignore[no-any-return]
         raise ValueError(f"a term table needs 'iri', 'value' or 'lookup': {value!r}")
 
     src = data.get("source", {})

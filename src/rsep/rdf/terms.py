@@ -6,7 +6,7 @@ the JSON Lines results and the columnar event store use.
 
 from __future__ import annotations
 
-from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
+from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
 Term = NamedNode | BlankNode | Literal
 Subject = NamedNode | BlankNode
@@ -14,12 +14,15 @@ Subject = NamedNode | BlankNode
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 PROV = "http://www.w3.org/ns/prov#"
+RSEP = "http://w3id.org/rsep/vocab#"
 
 PROV_GENERATED_AT = NamedNode(PROV + "generatedAtTime")
 PROV_STARTED_AT = NamedNode(PROV + "startedAtTime")
 PROV_ENDED_AT = NamedNode(PROV + "endedAtTime")
 XSD_DATETIME = NamedNode(XSD + "dateTime")
 XSD_INTEGER = NamedNode(XSD + "integer")
+RSEP_STREAM = NamedNode(RSEP + "stream")
+"""``<g> rsep:stream <s>`` in a default graph puts the event of graph ``g`` on stream ``s``."""
 
 _PROBE_S = "<urn:rsep:s>"
 _PROBE_P = "<urn:rsep:p>"
@@ -27,11 +30,13 @@ _PROBE_P = "<urn:rsep:p>"
 
 def parse_term(text: str) -> Term:
     """Read one term in N-Triples syntax (``<iri>``, ``_:b``, ``"lex"@en``, ``"1"^^<dt>``)."""
-    quads = list(parse(input=f"{_PROBE_S} {_PROBE_P} {text} .".encode(), format=RdfFormat.N_TRIPLES))
+    quads = list(
+        parse(input=f"{_PROBE_S} {_PROBE_P} {text} .".encode(), format=RdfFormat.N_TRIPLES)
+    )
     if len(quads) != 1:
         raise ValueError(f"not one N-Triples term: {text!r}")
     obj = quads[0].object
-    if isinstance(obj, Triple):
+    if not isinstance(obj, NamedNode | BlankNode | Literal):
         raise ValueError(f"quoted triples are not supported: {text!r}")
     return obj
 

@@ -93,10 +93,15 @@ class ConvertResult:
             f"events     {self.events:,} on {len(self.streams):,} stream(s)",
             f"triples    {self.triples:,}",
             f"rejected   {self.rejected:,}"
-            + (f" (dead letters in {self.dead_letter})" if self.rejected and self.dead_letter else ""),
+            + (
+                f" (dead letters in {self.dead_letter})"
+                if self.rejected and self.dead_letter
+                else ""
+            ),
             f"time span  {span}",
             f"elapsed    {self.seconds:.1f} s",
-            f"rate       {self.rows_per_second:,.0f} rows/s, {self.triples_per_second:,.0f} triples/s",
+            f"rate       {self.rows_per_second:,.0f} rows/s, "
+            f"{self.triples_per_second:,.0f} triples/s",
             f"output     {self.output}",
         ]
         return "\n".join(lines)
@@ -155,13 +160,18 @@ def _extract(archive: Path, pattern: str, work_dir: Path) -> list[Path]:
     with tarfile.open(archive) as tf:
         members = [m for m in tf if m.isfile() and matches(Path(m.name).name, pattern)]
         todo = [m for m in members if not _same_size(target / Path(m.name).name, m.size)]
+        tty = sys.stderr.isatty()
         for i, member in enumerate(todo, 1):
-            print(f"\rextracting {archive.name}: {i}/{len(todo)}", end="", file=sys.stderr)
+            if tty:
+                print(f"\rextracting {archive.name}: {i}/{len(todo)}", end="", file=sys.stderr)
             handle = tf.extractfile(member)
             if handle is not None:
                 (target / Path(member.name).name).write_bytes(handle.read())
         if todo:
-            print(file=sys.stderr)
+            print(
+                ("\n" if tty else "") + f"extracted {len(todo)} file(s) from {archive.name}",
+                file=sys.stderr,
+            )
         out = [target / Path(m.name).name for m in members]
     return sorted(out)
 
@@ -208,6 +218,39 @@ def _record(row: dict[str, str]) -> str:
     return json.dumps({k: v for k, v in row.items() if not k.startswith("__")}, ensure_ascii=False)
 
 
+@dataclass
+class TaskStats:
+    """What one Spark task converted; the driver adds them up into a :class:`ConvertResult`."""
+
+    files: int = 0
+    rows: int = 0
+    events: int = 0
+    triples: int = 0
+    rejected: int = 0
+    t_min: int | None = None
+    t_max: int | None = None
+    streams: set[str] = field(default_factory=set)
+
+    def count(self, event: MappedEvent) -> None:
+        """Count one converted event."""
+        self.events += 1
+        self.triples += len(event.triples)
+        self.streams.add(event.stream)
+        t = event.t_start
+        self.t_min = t if self.t_min is None else min(self.t_min, t)
+        self.t_max = t if self.t_max is None else max(self.t_max, t)
+
+    def to_json(self) -> str:
+        """The stats as one JSON line (the streams sorted)."""
+        return json.dumps({**self.__dict__, "streams": sorted(self.streams)})
+
+    @classmethod
+    def from_json(cls, text: str) -> TaskStats:
+        """Read stats written by :meth:`to_json`."""
+        data = json.loads(text)
+        return cls(**{**data, "streams": set(data["streams"])})
+
+
 def _task(
     mapper: RowMapper, fmt: str, on_error: OnError
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -217,68 +260,76 @@ def _task(
         import pyarrow as pa
 
         text = fmt != OutputFormat.PARQUET
+        names = ("kind", "value") if text else STORE_COLUMNS
+        cols: dict[str, list[Any]] = {name: [] for name in names}
         if text:
             from rsep.rdf.formats.quads import nquads_event_lines, trig_event_text
 
             writer = nquads_event_lines if fmt == OutputFormat.NQUADS else trig_event_text
-        cols: dict[str, list[Any]] = {}
-
-        def reset() -> None:
-            cols.clear()
-            for name in ("kind", "value") if text else STORE_COLUMNS:
-                cols[name] = []
 
         def flush() -> pa.RecordBatch:
             batch = pa.RecordBatch.from_pydict(cols)
-            reset()
+            for column in cols.values():
+                column.clear()
             return batch
 
-        reset()
-        stats = {"files": 0, "rows": 0, "events": 0, "triples": 0, "rejected": 0,
-                 "t_min": None, "t_max": None, "streams": set()}
-
-        def reject(display: str, line: int, reason: str, record: str) -> None:
-            stats["rejected"] += 1
-            entry = {"file": display, "line": line, "reason": reason, "record": record}
-            if on_error is OnError.STOP:
-                raise RuntimeError(ERROR_MARK + json.dumps(entry) + ":END")
+        def special(
+            kind: str, payload: str, line: int = 0, reason: str = "", record: str = ""
+        ) -> None:
+            """A row of a reserved partition: a rejected record or the task's stats."""
             if text:
-                cols["kind"].append(REJECTED)
-                cols["value"].append(json.dumps(entry, ensure_ascii=False))
+                cols["kind"].append(kind)
+                cols["value"].append(payload)
             else:
-                _append_store(cols, REJECTED, "-", "", line, line, display, reason, record)
+                _append_store(cols, kind, "-", "", line, line, payload, reason, record)
 
+        stats = TaskStats()
         for batch in batches:
-            for path, display in zip(batch.column("path").to_pylist(), batch.column("display").to_pylist(), strict=True):
-                stats["files"] += 1
+            paths = batch.column("path").to_pylist()
+            displays = batch.column("display").to_pylist()
+            for path, display in zip(paths, displays, strict=True):
+                stats.files += 1
                 for item in map_file(mapper, path, display):
-                    stats["rows"] += 1
+                    stats.rows += 1
                     if item[0] == "bad":
-                        reject(display, item[1], item[2], item[3])  # type: ignore[misc]
+                        _, line, reason, record = item
+                        stats.rejected += 1
+                        entry = {"file": display, "line": line, "reason": reason, "record": record}
+                        if on_error is OnError.STOP:
+                            raise RuntimeError(ERROR_MARK + json.dumps(entry) + ":END")
+                        special(
+                            REJECTED, json.dumps(entry) if text else display, line, reason, record
+                        )
                         continue
-                    event = item[2]
-                    stats["events"] += 1
-                    stats["triples"] += len(event.triples)
-                    stats["streams"].add(event.stream)
-                    t0 = event.t_start
-                    stats["t_min"] = t0 if stats["t_min"] is None else min(stats["t_min"], t0)
-                    stats["t_max"] = t0 if stats["t_max"] is None else max(stats["t_max"], t0)
-                    if fmt == OutputFormat.PARQUET:
-                        day = datetime.fromtimestamp(t0 / 1000, UTC).strftime("%Y-%m-%d")
-                        for s, p, o in event.triples:
-                            _append_store(cols, event.stream, day, event.event_id, event.t_start, event.t_end, s, p, o)
-                    else:
-                        body = writer(event.event_id, event.t_start, event.t_end, event.triples, stream=event.stream)
+                    event: MappedEvent = item[2]
+                    stats.count(event)
+                    if text:
+                        body = writer(
+                            event.event_id,
+                            event.t_start,
+                            event.t_end,
+                            event.triples,
+                            stream=event.stream,
+                        )
                         cols["kind"].append("data")
                         cols["value"].append(body.rstrip("\n"))
-                    if len(cols["kind" if text else "s"]) >= _BATCH:
+                    else:
+                        day = datetime.fromtimestamp(event.t_start / 1000, UTC).strftime("%Y-%m-%d")
+                        for s, p, o in event.triples:
+                            _append_store(
+                                cols,
+                                event.stream,
+                                day,
+                                event.event_id,
+                                event.t_start,
+                                event.t_end,
+                                s,
+                                p,
+                                o,
+                            )
+                    if len(cols[names[-1]]) >= _BATCH:
                         yield flush()
-        stats["streams"] = sorted(stats["streams"])
-        if text:
-            cols["kind"].append(STATS)
-            cols["value"].append(json.dumps(stats))
-        else:
-            _append_store(cols, STATS, "-", "", 0, 0, json.dumps(stats), "", "")
+        special(STATS, stats.to_json())
         yield flush()
 
     return run
@@ -307,7 +358,9 @@ def convert(
     output whose name ends in .nq/.trig), returning counts and rate."""
     bad = bad or BadRecords()
     if fmt not in OutputFormat.ALL:
-        raise UserError(f"unknown output format {fmt!r} (expected one of {', '.join(OutputFormat.ALL)})")
+        raise UserError(
+            f"unknown output format {fmt!r} (expected one of {', '.join(OutputFormat.ALL)})"
+        )
     if not files:
         raise UserError("no input files")
     started = time.perf_counter()
@@ -316,12 +369,14 @@ def convert(
     if target.exists():
         shutil.rmtree(target)
     rows = [(str(f.resolve()), str(f)) for f in files]
-    tasks = max(1, min(len(rows), 4 * spark.sparkContext.defaultParallelism))
+    tasks = max(1, min(len(rows), 16 * spark.sparkContext.defaultParallelism))
     listing = spark.createDataFrame(
         [(i, p, d) for i, (p, d) in enumerate(rows)], "idx int, path string, display string"
     ).repartitionByRange(tasks, "idx")
     schema = _TEXT_SCHEMA if fmt != OutputFormat.PARQUET else _STORE_SCHEMA
-    mapped: DataFrame = listing.select("path", "display").mapInArrow(_task(mapper, fmt, bad.policy), schema)
+    mapped: DataFrame = listing.select("path", "display").mapInArrow(
+        _task(mapper, fmt, bad.policy), schema
+    )
     watcher = _Progress(spark, len(rows)) if progress else None
     try:
         if fmt == OutputFormat.PARQUET:
@@ -361,42 +416,46 @@ def _input_error(exc: BaseException) -> InputError | None:
 
 
 def _collect(spark: SparkSession, target: Path, fmt: str, bad: BadRecords) -> ConvertResult:
-    """Read back the reserved partitions (stats, rejected rows) and remove them."""
-    result = ConvertResult()
-    stats: list[dict[str, Any]] = []
+    """Read back the reserved partitions (task stats, rejected rows) and remove them."""
+    stats: list[TaskStats] = []
     rejected: list[dict[str, Any]] = []
     if fmt == OutputFormat.PARQUET:
-        for name, sink in ((STATS, stats), (REJECTED, rejected)):
-            folder = target / f"stream={name}"
-            if folder.exists():
-                for row in spark.read.parquet(str(folder)).collect():
-                    if name == STATS:
-                        sink.append(json.loads(row["s"]))
-                    else:
-                        sink.append({"file": row["s"], "line": row["t_start"], "reason": row["p"], "record": row["o"]})
-                shutil.rmtree(folder)
+        folder = target / f"stream={STATS}"
+        if folder.exists():
+            stats = [TaskStats.from_json(r["s"]) for r in spark.read.parquet(str(folder)).collect()]
+            shutil.rmtree(folder)
+        folder = target / f"stream={REJECTED}"
+        if folder.exists():
+            rejected = [
+                {"file": r["s"], "line": r["t_start"], "reason": r["p"], "record": r["o"]}
+                for r in spark.read.parquet(str(folder)).collect()
+            ]
+            shutil.rmtree(folder)
     else:
-        for name, sink in ((STATS, stats), (REJECTED, rejected)):
+        for name in (STATS, REJECTED):
             folder = target / f"kind={name}"
-            if folder.exists():
-                for part in sorted(folder.glob("part-*")):
-                    with open_text(part) as handle:
-                        sink.extend(json.loads(line) for line in handle if line.strip())
-                shutil.rmtree(folder)
+            if not folder.exists():
+                continue
+            for part in sorted(folder.glob("part-*")):
+                with open_text(part) as handle:
+                    for line in filter(str.strip, handle):
+                        if name == STATS:
+                            stats.append(TaskStats.from_json(line))
+                        else:
+                            rejected.append(json.loads(line))
+            shutil.rmtree(folder)
     for entry in sorted(rejected, key=lambda e: (e["file"], e["line"])):
         bad.report(entry["file"], entry["line"], entry["reason"], entry["record"])
-    streams: set[str] = set()
-    for s in stats:
-        result.rows += s["rows"]
-        result.events += s["events"]
-        result.triples += s["triples"]
-        result.rejected += s["rejected"]
-        streams.update(s["streams"])
-        for key, pick in (("t_min", min), ("t_max", max)):
-            if s[key] is not None:
-                current = getattr(result, key)
-                setattr(result, key, s[key] if current is None else pick(current, s[key]))
-    result.streams = streams
+    result = ConvertResult()
+    for task in stats:
+        result.rows += task.rows
+        result.events += task.events
+        result.triples += task.triples
+        result.rejected += task.rejected
+        result.streams |= task.streams
+        if task.t_min is not None and task.t_max is not None:
+            result.t_min = task.t_min if result.t_min is None else min(result.t_min, task.t_min)
+            result.t_max = task.t_max if result.t_max is None else max(result.t_max, task.t_max)
     return result
 
 
@@ -438,7 +497,12 @@ class _Progress:
                 elapsed = time.perf_counter() - self._started
                 line = f"converting {self._files:,} file(s): tasks {done}/{total}, {elapsed:.0f} s"
                 if line != last:
-                    print(("\r" if self._tty else "") + line, end="" if self._tty else "\n", file=sys.stderr, flush=True)
+                    print(
+                        ("\r" if self._tty else "") + line,
+                        end="" if self._tty else "\n",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     last = line
 
     def stop(self) -> None:

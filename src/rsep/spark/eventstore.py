@@ -58,7 +58,10 @@ def events_from_rows(
 def _event(key: tuple[str, str, int, int], lines: list[str]) -> Event:
     stream, event_id, t_start, t_end = key
     data = "\n".join(lines).encode()
-    triples = [Triple(q.subject, q.predicate, q.object) for q in parse(input=data, format=RdfFormat.N_TRIPLES)]
+    triples = [
+        Triple(q.subject, q.predicate, q.object)
+        for q in parse(input=data, format=RdfFormat.N_TRIPLES)
+    ]
     ident = parse_term(event_id) if event_id else None
     if isinstance(ident, Literal):
         raise ValueError(f"event id is not an IRI or blank node: {event_id}")
