@@ -50,6 +50,8 @@ _LEXICAL: dict[str, re.Pattern[str]] = {
 
 MAPPINGS_PACKAGE = "rsep.mappings"
 
+Lookups = dict[str, dict[tuple[str, ...], str]]
+
 
 class RowError(Exception):
     """Why one CSV row cannot become an event (the caller adds file and line)."""
@@ -106,8 +108,6 @@ def _literal_escape(value: str) -> str:
 
 # --------------------------------------------------------------------------- term specs
 
-Lookups = dict[str, dict[tuple[str, ...], str]]
-
 
 @dataclass(frozen=True)
 class IriSpec:
@@ -117,16 +117,6 @@ class IriSpec:
     template: Template
     suffix: str
     optional: bool = False
-
-    def render(
-        self, row: dict[str, str], lookups: Lookups, memo: dict[int, str] | None = None
-    ) -> str:
-        if memo is not None:
-            done = memo.get(id(self))
-            if done is None:
-                done = memo[id(self)] = self.prefix + self.template.render(row) + self.suffix
-            return done
-        return self.prefix + self.template.render(row) + self.suffix
 
 
 @dataclass(frozen=True)
@@ -138,28 +128,6 @@ class LiteralSpec:
     language: str | None = None
     optional: bool = False
 
-    def render(
-        self, row: dict[str, str], lookups: Lookups, memo: dict[int, str] | None = None
-    ) -> str:
-        if memo is not None:
-            done = memo.get(id(self))
-            if done is None:
-                done = memo[id(self)] = self._render(row)
-            return done
-        return self._render(row)
-
-    def _render(self, row: dict[str, str]) -> str:
-        lexical = self.template.render(row).strip()
-        if self.datatype is not None:
-            check = _LEXICAL.get(self.datatype)
-            if check is not None and not check.match(lexical):
-                short = self.datatype.removeprefix(XSD)
-                raise RowError(f"{lexical!r} is not a valid xsd:{short}")
-            return f'"{_literal_escape(lexical)}"^^<{self.datatype}>'
-        if self.language is not None:
-            return f'"{_literal_escape(lexical)}"@{self.language}'
-        return f'"{_literal_escape(lexical)}"'
-
 
 @dataclass(frozen=True)
 class LookupSpec:
@@ -168,15 +136,6 @@ class LookupSpec:
     table: str
     key: tuple[IriSpec | LiteralSpec, ...]
     optional: bool = False
-
-    def render(
-        self, row: dict[str, str], lookups: Lookups, memo: dict[int, str] | None = None
-    ) -> str:
-        key = tuple(part.render(row, lookups, memo) for part in self.key)
-        found = lookups[self.table].get(key)
-        if found is None:
-            raise RowError(f"no entry in lookup {self.table!r} for {' '.join(key)}")
-        return found
 
 
 TermSpec = IriSpec | LiteralSpec | LookupSpec
@@ -188,6 +147,135 @@ class Resource:
 
     subject: IriSpec
     properties: tuple[tuple[str, TermSpec], ...]  # (predicate in N-Triples, object spec)
+
+
+# --------------------------------------------------------------------------- compiler
+
+
+def compile_mapping(mapping: Mapping) -> str:
+    """Python source of ``map_terms(row) -> (stream, event_id, triples)`` for ``mapping``.
+
+    Each cell is read, checked and escaped once; each distinct term is built once per row;
+    an optional term whose cells are empty drops only its triple. The bad-record reasons are
+    those of :class:`RowError`: no column, empty value, invalid lexical form, no lookup entry.
+    """
+    return _Compiler(mapping).source()
+
+
+class _Compiler:
+    def __init__(self, mapping: Mapping) -> None:
+        self.mapping = mapping
+        self.cells: dict[str, str] = {}  # column -> variable holding its raw value
+        self.terms: dict[object, str] = {}  # spec key -> variable holding the term
+        self.counter = 0
+
+    def source(self) -> str:
+        m = self.mapping
+        body: list[str] = []
+        stream = self.term(m.stream, body)
+        event = self.term(m.event, body)
+        body.append("triples = []")
+        for resource in m.resources:
+            subject = self.term(resource.subject, body)
+            for predicate, spec in resource.properties:
+                if spec.optional:
+                    inner: list[str] = []
+                    saved = dict(self.cells), dict(self.terms)
+                    value = self.term(spec, inner)
+                    self.cells, self.terms = saved
+                    blank = (
+                        " or ".join(f"not row.get({name!r}, '').strip()" for name in _columns(spec))
+                        or "False"
+                    )
+                    body.append("try:")
+                    body.extend("    " + line for line in inner)
+                    body.append("except RowError:")
+                    body.append(f"    if not ({blank}):")
+                    body.append("        raise")
+                    body.append("else:")
+                    body.append(f"    triples.append(({subject}, {predicate!r}, {value}))")
+                else:
+                    value = self.term(spec, body)
+                    body.append(f"triples.append(({subject}, {predicate!r}, {value}))")
+        body.append(f"return {stream}, {event}, triples")
+        return "def map_terms(row):\n" + "\n".join("    " + line for line in body) + "\n"
+
+    def fresh(self, kind: str) -> str:
+        """A new variable name (cells ``c…``, terms ``t…``)."""
+        self.counter += 1
+        return f"{kind}{self.counter}"
+
+    def cell(self, name: str, out: list[str]) -> str:
+        var = self.cells.get(name)
+        if var is None:
+            var = self.cells[name] = self.fresh("c")
+            out.append(f"{var} = row.get({name!r})")
+            out.append(f"if {var} is None: raise RowError({f'no column {name!r}'!r})")
+            out.append(f"if {var} == '': raise RowError({f'empty value in column {name!r}'!r})")
+        return var
+
+    def escaped(self, raw: str, out: list[str]) -> str:
+        """The variable holding cell ``raw`` escaped for an IRI (escaped once per row)."""
+        key = "iri:" + raw
+        var = self.cells.get(key)
+        if var is None:
+            var = self.cells[key] = self.fresh("e")
+            out.append(f"{var} = iri_escape({raw})")
+        return var
+
+    def text(self, template: Template, out: list[str], escape: str | None) -> str:
+        parts: list[str] = []
+        for i, part in enumerate(template.parts):
+            if i % 2 == 0:
+                if part:
+                    parts.append(repr(part))
+            else:
+                raw = self.cell(part, out)
+                parts.append(self.escaped(raw, out) if escape else raw)
+        return " + ".join(parts) or "''"
+
+    def term(self, spec: TermSpec, out: list[str]) -> str:
+        key = repr(spec)
+        var = self.terms.get(key)
+        if var is not None:
+            return var
+        var = self.fresh("t")
+        if isinstance(spec, IriSpec):
+            escape = "iri_escape" if spec.template.escape is _iri_escape else None
+            inner = self.text(spec.template, out, escape)
+            out.append(f"{var} = {spec.prefix!r} + {inner} + {spec.suffix!r}")
+        elif isinstance(spec, LiteralSpec):
+            lexical = self.text(spec.template, out, None)
+            out.append(f"{var} = ({lexical}).strip()")
+            if spec.datatype is not None:
+                short = spec.datatype.removeprefix(XSD)
+                if spec.datatype in _LEXICAL:
+                    out.append(
+                        f"if not LEXICAL[{spec.datatype!r}].match({var}): "
+                        f"raise RowError(repr({var}) + {f' is not a valid xsd:{short}'!r})"
+                    )
+                tail = f'"^^<{spec.datatype}>'
+            elif spec.language is not None:
+                tail = f'"@{spec.language}'
+            else:
+                tail = '"'
+            out.append(f"{var} = '\"' + literal_escape({var}) + {tail!r}")
+        else:
+            keys = ", ".join(self.term(part, out) for part in spec.key)
+            out.append(f"{var} = LOOKUPS[{spec.table!r}].get(({keys},))")
+            out.append(
+                f"if {var} is None: raise RowError("
+                f"{f'no entry in lookup {spec.table!r} for '!r} + ' '.join(({keys},)))"
+            )
+        self.terms[key] = var
+        return var
+
+
+def _columns(spec: TermSpec) -> list[str]:
+    """The columns a term reads."""
+    if isinstance(spec, LookupSpec):
+        return [name for part in spec.key for name in part.template.fields]
+    return list(spec.template.fields)
 
 
 # --------------------------------------------------------------------------- time
@@ -304,31 +392,48 @@ class Mapping:
 
 @dataclass(frozen=True)
 class RowMapper:
-    """A mapping with its lookups loaded: turns CSV rows into events."""
+    """A mapping with its lookups loaded: turns CSV rows into events.
+
+    The mapping is compiled into one Python function (:func:`compile_mapping`) that reads
+    and escapes each cell once and builds every term by concatenation; the compiled
+    function is rebuilt from its source after unpickling (in each Spark task).
+    """
 
     mapping: Mapping
-    lookups: dict[str, dict[tuple[str, ...], str]]
+    lookups: Lookups
     tz: tzinfo = UTC
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.source:
+            object.__setattr__(self, "source", compile_mapping(self.mapping))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def _function(self) -> Callable[[dict[str, str]], tuple[str, str, list[tuple[str, str, str]]]]:
+        compiled = self.__dict__.get("_compiled")
+        if compiled is None:
+            scope: dict[str, Any] = {
+                "RowError": RowError,
+                "iri_escape": _iri_escape,
+                "literal_escape": _literal_escape,
+                "LEXICAL": _LEXICAL,
+                "LOOKUPS": self.lookups,
+            }
+            exec(compile(self.source, f"<mapping {self.mapping.name}>", "exec"), scope)
+            compiled = scope["map_terms"]
+            self.__dict__["_compiled"] = compiled
+        return compiled  # type: ignore[no-any-return]
 
     def map_row(self, row: dict[str, str]) -> MappedEvent:
         """The event of one row (``__line__`` and ``__file__`` must be in ``row``)."""
-        m = self.mapping
-        t_start, t_end = m.time.read(row, self.tz)
-        memo: dict[int, str] = {}  # one rendering per distinct spec and row
-        stream = m.stream.render(row, self.lookups)[1:-1]
-        event_id = m.event.render(row, self.lookups)
-        triples: list[tuple[str, str, str]] = []
-        for resource in m.resources:
-            subject = resource.subject.render(row, self.lookups, memo)
-            for predicate, spec in resource.properties:
-                try:
-                    obj = spec.render(row, self.lookups, memo)
-                except RowError:
-                    if spec.optional and _blank(row, spec):
-                        continue
-                    raise
-                triples.append((subject, predicate, obj))
-        return MappedEvent(stream, event_id, t_start, t_end, triples)
+        t_start, t_end = self.mapping.time.read(row, self.tz)
+        stream, event_id, triples = self._function()(row)
+        return MappedEvent(stream[1:-1], event_id, t_start, t_end, triples)
 
     def rows(self, stream: IO[str], file_name: str) -> Iterator[tuple[int, dict[str, str] | str]]:
         """Yield ``(line, row)`` for each CSV record, or ``(line, reason)`` for a bad one."""
@@ -356,16 +461,6 @@ class RowMapper:
             row["__line__"] = str(reader.line_num)
             row["__file__"] = stem
             yield reader.line_num, row
-
-
-def _blank(row: dict[str, str], spec: TermSpec) -> bool:
-    """Whether an optional spec failed because one of its columns is empty."""
-    templates: list[Template] = []
-    if isinstance(spec, LookupSpec):
-        templates = [part.template for part in spec.key]
-    else:
-        templates = [spec.template]
-    return any(row.get(name, "").strip() == "" for t in templates for name in t.fields)
 
 
 def load_lookup(table: LookupTable, path: Path) -> dict[tuple[str, ...], str]:
@@ -434,25 +529,8 @@ def load_mapping(name_or_path: str | Path) -> Mapping:
 
 def _build(data: dict[str, Any], path: Path) -> Mapping:
     prefixes = {"rdf": RDF, "xsd": XSD, **data.get("prefixes", {})}
-    interned: dict[object, Any] = {}
-
-    def intern(spec: Any) -> Any:
-        """One object per distinct spec, so a row renders each distinct term once."""
-        key = (
-            type(spec),
-            spec.__dict__.get("prefix"),
-            spec.template.parts,
-            spec.__dict__.get("suffix"),
-            spec.__dict__.get("datatype"),
-            spec.__dict__.get("language"),
-            spec.optional,
-        )
-        return interned.setdefault(key, spec)
 
     def iri(text: str, optional: bool = False) -> IriSpec:
-        return intern(_iri(text, optional))  # type: ignore[no-any-return]
-
-    def _iri(text: str, optional: bool = False) -> IriSpec:
         text = text.strip()
         if text == "a":
             return IriSpec(f"<{RDF}type", Template.parse(""), ">", optional)
@@ -492,10 +570,9 @@ def _build(data: dict[str, Any], path: Path) -> Mapping:
         if "value" in value:
             datatype = value.get("datatype")
             dt = expand(datatype)[1:-1] if datatype else None
-            lit = LiteralSpec(
+            return LiteralSpec(
                 Template.parse(value["value"], str), dt, value.get("language"), optional
             )
-            return intern(lit)  # type: ignore[no-any-return]
         raise ValueError(f"a term table needs 'iri', 'value' or 'lookup': {value!r}")
 
     src = data.get("source", {})

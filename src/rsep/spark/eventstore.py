@@ -17,9 +17,19 @@ from rsep.rdf.event import Event
 from rsep.rdf.terms import parse_term
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 COLUMNS = ("stream", "day", "event_id", "t_start", "t_end", "s", "p", "o")
+
+
+def arrow_schema() -> pa.Schema:
+    """The store's Arrow schema (one row per triple; terms in N-Triples syntax)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [(name, pa.int64() if name.startswith("t_") else pa.string()) for name in COLUMNS]
+    )
 
 
 def read_store(spark: SparkSession, path: Path, stream: str | None = None) -> DataFrame:
