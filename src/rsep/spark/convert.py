@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rsep.errors import BadRecords, InputError, OnError, UserError
 from rsep.rdf.mapping import MappedEvent, RowError, RowMapper, open_text
@@ -294,22 +294,29 @@ def write_text_part(
     events: list[MappedEvent], folder: Path, index: int, fmt: str, compression: str | None
 ) -> None:
     """Write one input file's events as N-Quads or TriG text, one part file per input file."""
-    import gzip
-
     from rsep.rdf.formats.quads import nquads_event_lines, trig_event_text
 
     writer = nquads_event_lines if fmt == OutputFormat.NQUADS else trig_event_text
     suffix = ".nq" if fmt == OutputFormat.NQUADS else ".trig"
     path = folder / f"part-{index:05d}{suffix}{'.gz' if compression else ''}"
     folder.mkdir(parents=True, exist_ok=True)
-    opener = gzip.open if compression else open
-    with opener(path, "wt", encoding="utf-8", newline="\n") as out:
+    with _open_out(path, compression is not None) as out:
         for event in events:
             out.write(
                 writer(
                     event.event_id, event.t_start, event.t_end, event.triples, stream=event.stream
                 )
             )
+
+
+def _open_out(path: Path, compress: bool) -> IO[str]:
+    """A text file to write, gzip-compressed at level 1 (about 4x faster than the default 9,
+    output about 1.3x larger) when asked."""
+    import gzip
+
+    if compress:
+        return gzip.open(path, "wt", compresslevel=1, encoding="utf-8", newline="\n")
+    return path.open("w", encoding="utf-8", newline="\n")
 
 
 def _task(
