@@ -114,19 +114,41 @@ def test_skip_keeps_every_good_row_and_logs_each_bad_one(
     assert [e.t_start for e in kept] == [1406872200000, 1406873400000]
 
 
-def test_nquads_output_equals_the_event_store(
-    spark: SparkSession, aarhus_store, repo_root: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("fmt", "name", "compression"),
+    [
+        (OutputFormat.NQUADS, "aarhus.nq", None),
+        (OutputFormat.TRIG, "aarhus.trig", None),
+        (OutputFormat.NQUADS, "aarhus-parts", "gzip"),
+    ],
+)
+def test_text_output_equals_the_event_store(
+    spark: SparkSession,
+    aarhus_store,  # type: ignore[no-untyped-def]
+    repo_root: Path,
+    tmp_path: Path,
+    fmt: str,
+    name: str,
+    compression: str | None,
+) -> None:
     from rsep.rdf.formats import Format, read_events
 
     _, store = aarhus_store
     folder = repo_root / "data/aarhus/traffic"
     mapper = load_mapping("aarhus-traffic").bind(base=folder)
     files = resolve_inputs([folder], "*.stream", tmp_path / "work")
-    out = tmp_path / "aarhus.nq"
-    result = convert(spark, mapper, files, out, OutputFormat.NQUADS, progress=False)
-    assert out.is_file() and result.events == 32_579
-    from_text = [e for e in read_events(out, Format.NQUADS) if e.stream == SEGMENT]
+    out = tmp_path / name
+    result = convert(spark, mapper, files, out, fmt, compression=compression, progress=False)
+    assert result.events == 32_579
+    if compression:  # a folder of gzip part files, one per input file
+        assert sorted(p.name for p in out.glob("part-*")) == [
+            "part-00000.nq.gz",
+            "part-00001.nq.gz",
+        ]
+    else:
+        assert out.is_file()
+    text_format = Format.TRIG if fmt == OutputFormat.TRIG else Format.NQUADS
+    from_text = [e for e in read_events(out, text_format) if e.stream == SEGMENT]
     from_store = load_events(spark, store, SEGMENT)
     assert from_text == from_store
 
