@@ -53,17 +53,55 @@ class OutputFormat:
 
 
 @dataclass
-class ConvertResult:
-    """What a conversion did: counts, time span, rate and where the output went."""
+class TaskStats:
+    """What one Spark task converted; the driver adds them up into a :class:`ConvertResult`."""
 
     files: int = 0
     rows: int = 0
     events: int = 0
     triples: int = 0
     rejected: int = 0
-    streams: set[str] = field(default_factory=set)
     t_min: int | None = None
     t_max: int | None = None
+    streams: set[str] = field(default_factory=set)
+
+    def count(self, event: MappedEvent) -> None:
+        """Count one converted event."""
+        self.events += 1
+        self.triples += len(event.triples)
+        self.streams.add(event.stream)
+        t = event.t_start
+        self.t_min = t if self.t_min is None else min(self.t_min, t)
+        self.t_max = t if self.t_max is None else max(self.t_max, t)
+
+    def to_json(self) -> str:
+        """The stats as one JSON line (the streams sorted)."""
+        return json.dumps({**self.__dict__, "streams": sorted(self.streams)})
+
+    def add(self, other: TaskStats) -> None:
+        """Add another task's counts to these."""
+        self.files += other.files
+        self.rows += other.rows
+        self.events += other.events
+        self.triples += other.triples
+        self.rejected += other.rejected
+        self.streams |= other.streams
+        for t in (other.t_min, other.t_max):
+            if t is not None:
+                self.t_min = t if self.t_min is None else min(self.t_min, t)
+                self.t_max = t if self.t_max is None else max(self.t_max, t)
+
+    @classmethod
+    def from_json(cls, text: str) -> TaskStats:
+        """Read stats written by :meth:`to_json`."""
+        data = json.loads(text)
+        return cls(**{**data, "streams": set(data["streams"])})
+
+
+@dataclass
+class ConvertResult(TaskStats):
+    """What a conversion did: counts, time span, rate and where the output went."""
+
     seconds: float = 0.0
     output: Path | None = None
     dead_letter: Path | None = None
@@ -212,39 +250,6 @@ def map_file(mapper: RowMapper, path: str, display: str) -> Iterator[tuple[Any, 
 
 def _record(row: dict[str, str]) -> str:
     return json.dumps({k: v for k, v in row.items() if not k.startswith("__")}, ensure_ascii=False)
-
-
-@dataclass
-class TaskStats:
-    """What one Spark task converted; the driver adds them up into a :class:`ConvertResult`."""
-
-    files: int = 0
-    rows: int = 0
-    events: int = 0
-    triples: int = 0
-    rejected: int = 0
-    t_min: int | None = None
-    t_max: int | None = None
-    streams: set[str] = field(default_factory=set)
-
-    def count(self, event: MappedEvent) -> None:
-        """Count one converted event."""
-        self.events += 1
-        self.triples += len(event.triples)
-        self.streams.add(event.stream)
-        t = event.t_start
-        self.t_min = t if self.t_min is None else min(self.t_min, t)
-        self.t_max = t if self.t_max is None else max(self.t_max, t)
-
-    def to_json(self) -> str:
-        """The stats as one JSON line (the streams sorted)."""
-        return json.dumps({**self.__dict__, "streams": sorted(self.streams)})
-
-    @classmethod
-    def from_json(cls, text: str) -> TaskStats:
-        """Read stats written by :meth:`to_json`."""
-        data = json.loads(text)
-        return cls(**{**data, "streams": set(data["streams"])})
 
 
 def write_store_part(events: list[MappedEvent], output: Path, index: int) -> None:
@@ -414,7 +419,6 @@ def convert(
         if watcher is not None:
             watcher.stop()
     result = _collect([(r["kind"], r["value"]) for r in returned], bad)
-    result.files = len(rows)
     if single:
         _concatenate(target, output)
         shutil.rmtree(target)
@@ -444,14 +448,7 @@ def _collect(returned: list[tuple[str, str]], bad: BadRecords) -> ConvertResult:
         bad.report(entry["file"], entry["line"], entry["reason"], entry["record"])
     result = ConvertResult()
     for task in stats:
-        result.rows += task.rows
-        result.events += task.events
-        result.triples += task.triples
-        result.rejected += task.rejected
-        result.streams |= task.streams
-        if task.t_min is not None and task.t_max is not None:
-            result.t_min = task.t_min if result.t_min is None else min(result.t_min, task.t_min)
-            result.t_max = task.t_max if result.t_max is None else max(result.t_max, task.t_max)
+        result.add(task)
     return result
 
 
