@@ -1,0 +1,298 @@
+"""The query languages rsep reads: one small module per dialect, holding its differences.
+
+Following the sqlglot model (STYLE.md), a dialect is a subclass of :class:`Dialect` that
+names only what it changes: the grammar extension file appended to SPARQL 1.1
+(``grammar/<name>.lark``, see :func:`rsep.lang.parser.build_parser`), the keywords it adds,
+the textual cues by which :func:`detect_dialect` recognises it, and its defaults for the
+operational parameters that make RSP and CEP engines answer differently (DESIGN.md, "The
+plan makes hidden choices explicit"). Every streaming dialect also reads ``stream.lark``:
+durations, window specifications with explicit parameters, and ``PRAGMA name = value``.
+
+The parameters (:data:`PARAMETERS`) come from the papers: window origin t0 and the present
+window (RSP-QL Semantics, Definition 13), report policies (RSP-QL, "Evaluation time
+instants", after SECRET), R2S operators (RSP-QL, Definitions 20-22), event selection
+strategies (SPAseq, Sect. 4.2 and 5), selection and consumption policies (RSEP-QL, Sect.
+4.3 and 4.4), point or interval timestamps (EP-SPARQL, Sect. 4.2; CQELS-CEP, Sect. 3), and
+the CSR-Bench engine profiles (``csrbench/config/*.properties``). docs/languages.md has the
+table of every dialect's defaults and where each comes from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from importlib import import_module, resources
+from typing import ClassVar
+
+from lark import Lark, Token, Tree
+
+from rsep.errors import UserError
+from rsep.lang.parser import GRAMMAR_PACKAGE, build_parser, parse_with
+
+__all__ = [
+    "DETECTION_ORDER",
+    "PARAMETERS",
+    "Cues",
+    "Default",
+    "Dialect",
+    "ParameterError",
+    "StreamingDialect",
+    "all_dialects",
+    "check_parameter",
+    "cue",
+    "cue_text",
+    "defaults_of",
+    "detect_dialect",
+    "get_dialect",
+    "keyword_cue",
+    "parse",
+]
+
+# The cues of a dialect: regular expressions over cue_text(query); one match is enough.
+Cues = tuple[re.Pattern[str], ...]
+
+# A default: the value, written as in ``PRAGMA name = value`` or ``--set name=value``, and a
+# one-line justification citing the paper section (or engine configuration) it comes from.
+Default = tuple[str, str]
+
+# The operational parameters, with the values each takes (docs/languages.md).
+PARAMETERS: Mapping[str, str] = {
+    "window.t0": "a time point: an integer count of time_unit, a duration, or a dateTime string",
+    "window.present": "latest | closing | all_ended",
+    "window.report": "a set of content_change, window_close, non_empty, periodic(<duration>)",
+    "r2s": "rstream | istream | dstream",
+    "time_unit": "ms | s | min | h",
+    "lateness": "a duration",
+    "strategy": "strict | skip_till_next | skip_till_any | per_operator",
+    "selection": "unrestricted | chronological | recent | naive",
+    "consumption": "none | chronological | recent",
+    "timestamps": "point | interval",
+    "profile": "csparql | cqels | sparqlstream",
+}
+
+_CHOICES: Mapping[str, frozenset[str]] = {
+    "window.present": frozenset({"latest", "closing", "all_ended"}),
+    "r2s": frozenset({"rstream", "istream", "dstream"}),
+    "time_unit": frozenset({"ms", "s", "min", "h"}),
+    "strategy": frozenset({"strict", "skip_till_next", "skip_till_any", "per_operator"}),
+    "selection": frozenset({"unrestricted", "chronological", "recent", "naive"}),
+    "consumption": frozenset({"none", "chronological", "recent"}),
+    "timestamps": frozenset({"point", "interval"}),
+    "profile": frozenset({"csparql", "cqels", "sparqlstream"}),
+}
+_REPORT = frozenset({"content_change", "window_close", "non_empty"})
+_ISO_DURATION = re.compile(
+    r"P(?=[0-9T])(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+W)?(?:[0-9]+D)?"
+    r"(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\.[0-9]+)?S)?)?"
+)
+_DURATION = re.compile(rf"{_ISO_DURATION.pattern}|[0-9]+(?:\.[0-9]+)?(?:ms|s|m|h|d)?", re.I)
+_PERIODIC = re.compile(r"periodic\((.*)\)", re.I)
+_DATETIME_STRING = re.compile(r"""(["'])[^"']*\1""")
+
+
+class ParameterError(UserError):
+    """An operational parameter with an unknown name or a value it does not take."""
+
+
+def check_parameter(name: str, value: str) -> str:
+    """``value`` of parameter ``name``, normalised (lower case, no blanks in lists).
+
+    The syntax is that of ``PRAGMA name = value`` (and of ``--set name=value``); raises
+    :class:`ParameterError` for an unknown name or a value outside :data:`PARAMETERS`.
+    """
+    if name not in PARAMETERS:
+        known = ", ".join(PARAMETERS)
+        raise ParameterError(f"unknown parameter {name!r} (known: {known})")
+    text = value.strip()
+    bad = ParameterError(f"{name} = {value!r}: expected {PARAMETERS[name]}")
+    if name in _CHOICES:
+        if text.lower() not in _CHOICES[name]:
+            raise bad
+        return text.lower()
+    if name == "lateness":
+        if not _DURATION.fullmatch(text):
+            raise bad
+        return text
+    if name == "window.t0":
+        if not (_DURATION.fullmatch(text) or _DATETIME_STRING.fullmatch(text)):
+            raise bad
+        return text
+    items = [item.strip() for item in text.split(",")]  # window.report
+    for item in items:
+        periodic = _PERIODIC.fullmatch(item)
+        if periodic is None and item.lower() not in _REPORT:
+            raise bad
+        if periodic is not None and not _DURATION.fullmatch(periodic.group(1).strip()):
+            raise bad
+    return ",".join(item.lower() if item.lower() in _REPORT else item for item in items)
+
+
+class Dialect:
+    """A query language rsep reads: SPARQL 1.1 plus the differences its subclass declares.
+
+    A subclass sets ``name`` (the ``--dialect`` value), ``title``, ``grammar`` (its own
+    extension file under ``rsep/lang/grammar``; files of the base classes come first),
+    ``keywords`` (the words it adds), ``cues`` (regular expressions matched against
+    :func:`cue_text` of a query; one match is enough) and ``defaults`` (one
+    :data:`Default` for every name in :data:`PARAMETERS`).
+    """
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    grammar: ClassVar[str | None] = None
+    keywords: ClassVar[frozenset[str]] = frozenset()
+    cues: ClassVar[Cues] = ()
+    defaults: ClassVar[Mapping[str, Default]] = {}
+
+    @classmethod
+    def grammar_files(cls) -> tuple[str, ...]:
+        """The extension files appended to ``sparql.lark``, base classes' first."""
+        files: list[str] = []
+        for klass in reversed(cls.__mro__):
+            own = klass.__dict__.get("grammar")
+            if isinstance(own, str) and own not in files:
+                files.append(own)
+        return tuple(files)
+
+    def parser(self, start: str = "query_unit") -> Lark:
+        """The LALR(1) parser of this dialect (built once per process and start rule)."""
+        return build_parser(*(_grammar(file) for file in self.grammar_files()), start=start)
+
+    def parse(self, text: str, start: str = "query_unit") -> Tree[Token]:
+        """Parse ``text`` in this dialect; raise :class:`~rsep.lang.parser.QuerySyntaxError`."""
+        tree = parse_with(self.parser(start), text)
+        self.validate(tree, text)
+        return tree
+
+    def validate(self, tree: Tree[Token], text: str) -> None:
+        """Reject what this dialect's LALR(1) grammar has to over-accept; raise
+        :class:`~rsep.lang.parser.QuerySyntaxError`. Nothing, unless a dialect says so."""
+
+    def matches(self, text: str) -> bool:
+        """Whether one of this dialect's cues occurs in ``text`` (already :func:`cue_text`)."""
+        return any(cue.search(text) for cue in self.cues)
+
+    def parameter(self, name: str) -> str:
+        """This dialect's default value of the operational parameter ``name``."""
+        return self.defaults[name][0]
+
+    def __repr__(self) -> str:
+        return f"<dialect {self.name}>"
+
+
+class StreamingDialect(Dialect):
+    """A dialect that reads streams: it shares ``stream.lark`` (durations, windows, PRAGMA)."""
+
+    grammar = "stream.lark"
+
+
+@cache
+def _grammar(file: str) -> str:
+    return resources.files(GRAMMAR_PACKAGE).joinpath("grammar", file).read_text(encoding="utf-8")
+
+
+# Detection --------------------------------------------------------------------------------
+
+# The explicit order in which cues are tried: the most specific constructs first, so a
+# query that mixes cues (an RSEP-QL query has FROM NAMED WINDOW, like RSP-QL; CQELS-CEP
+# queries use RSP-QL's window declarations; a SPAseq query has FROM STREAM, like C-SPARQL)
+# goes to the dialect that owns the rarer construct. SPARQL, without cues, comes last.
+DETECTION_ORDER = (
+    "spaseq",
+    "rsepql",
+    "cqelscep",
+    "epsparql",
+    "rspql",
+    "csparql",
+    "cqels",
+    "sparql",
+)
+
+# Other spellings of dialect names: CQELS-QL, SPARQL 1.1.
+_ALIASES = {"cqelsql": "cqels", "sparql11": "sparql", "sparql1.1": "sparql"}
+
+_LEXEMES = re.compile(
+    r"""(?P<iri><[^<>"{}|^`\\\s]*>)"""
+    r'''|(?P<string>"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^'\\]|\\.|'(?!''))*\'\'\''''
+    r"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    r"|(?P<comment>#[^\n]*)",
+    re.S,
+)
+_BLANKS = re.compile(r"\s+")
+
+
+def cue_text(text: str) -> str:
+    """``text`` as cues see it: every IRI written ``<>``, every string ``""``, no comments,
+    and each run of white space one blank (so cues need not care about layout)."""
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group("iri") is not None:
+            return "<>"
+        if match.group("string") is not None:
+            return '""'
+        return " "
+
+    return _BLANKS.sub(" ", _LEXEMES.sub(replace, text)).strip()
+
+
+def get_dialect(name: str) -> Dialect:
+    """The dialect called ``name`` (a value of ``--dialect``, e.g. ``rspql``)."""
+    key = name.strip().lower().replace("-", "").replace("_", "")
+    key = _ALIASES.get(key, key)
+    if key not in DETECTION_ORDER:
+        known = ", ".join(sorted(DETECTION_ORDER))
+        raise UserError(f"unknown dialect {name!r} (known: {known})")
+    return _load(key)
+
+
+@cache
+def _load(name: str) -> Dialect:
+    module = import_module(f"{__name__}.{name}")
+    dialect = module.DIALECT
+    assert isinstance(dialect, Dialect) and dialect.name == name
+    return dialect
+
+
+def all_dialects() -> tuple[Dialect, ...]:
+    """Every dialect, in :data:`DETECTION_ORDER`."""
+    return tuple(_load(name) for name in DETECTION_ORDER)
+
+
+def detect_dialect(text: str) -> Dialect:
+    """The dialect whose cues ``text`` shows first, in :data:`DETECTION_ORDER`; SPARQL when
+    none does. ``--dialect`` overrides detection."""
+    cues = cue_text(text)
+    for dialect in all_dialects():
+        if dialect.matches(cues):
+            return dialect
+    return _load("sparql")
+
+
+def parse(text: str, dialect: str | Dialect | None = None) -> tuple[Dialect, Tree[Token]]:
+    """Parse ``text`` in ``dialect`` (a name, a :class:`Dialect`, or detected when ``None``)
+    and return the dialect with the tree; raise :class:`~rsep.lang.parser.QuerySyntaxError`."""
+    if dialect is None:
+        chosen = detect_dialect(text)
+    elif isinstance(dialect, Dialect):
+        chosen = dialect
+    else:
+        chosen = get_dialect(dialect)
+    return chosen, chosen.parse(text)
+
+
+def keyword_cue(*words: str, then: str = "") -> re.Pattern[str]:
+    """A case-insensitive cue: the keywords ``words`` as whole words (not part of a
+    prefixed name or a variable), separated by single blanks, followed by ``then``."""
+    body = " ".join(re.escape(word) for word in words)
+    return re.compile(rf"(?<![\w:?$\-]){body}(?![\w\-]){then}", re.I)
+
+
+def cue(pattern: str, flags: int = re.I) -> re.Pattern[str]:
+    """A cue from a regular expression over :func:`cue_text` (case-insensitive by default)."""
+    return re.compile(pattern, flags)
+
+
+def defaults_of(dialect: Dialect) -> dict[str, str]:
+    """The default value of every parameter for ``dialect``, in :data:`PARAMETERS` order."""
+    return {name: dialect.defaults[name][0] for name in PARAMETERS}
