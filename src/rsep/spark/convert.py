@@ -1,14 +1,15 @@
 """``rsep convert``: CSV files to RDF event streams, as a Spark job.
 
-The driver lists the input files (extracting archives once into a work folder), Spark
-spreads them over tasks, and each task maps its files row by row with the data set's
-declarative mapping (:mod:`rsep.rdf.mapping`). The output is the columnar event store
-(Parquet, one row per triple, partitioned by stream and day) or N-Quads/TriG text.
+The driver lists the input files (extracting archives once into a work folder); Spark
+runs one task per file, which maps the file row by row with the data set's compiled
+mapping (:mod:`rsep.rdf.mapping`), sorts its events by time and writes them: the columnar
+event store (Parquet, one row per triple, partitioned by stream and day) or N-Quads/TriG
+text. Only counts and rejected records travel back through Spark (docs/architecture.md).
 
 Bad records never crash a task with a stack trace: under ``--on-error=stop`` the task
 fails with a marked message that the driver turns into an :class:`InputError` naming file,
-line and reason; under ``skip`` the task emits them as rows of a reserved partition that
-the driver moves into the dead-letter file, with the per-task counts, in one pass.
+line and reason; under ``skip`` the task returns them, and the driver writes them to the
+dead-letter file and counts them.
 """
 
 from __future__ import annotations
@@ -187,7 +188,7 @@ def _extract(archive: Path, pattern: str, work_dir: Path) -> list[Path]:
                 if info.is_dir() or not matches(name, pattern):
                     continue
                 dest = target / name
-                if not (dest.exists() and dest.stat().st_size == info.file_size):
+                if not _same_size(dest, info.file_size):
                     dest.write_bytes(zf.read(info))
                 out.append(dest)
         return sorted(out)
