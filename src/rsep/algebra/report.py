@@ -6,6 +6,9 @@ model)", and ET is the set of instants at which the policy is satisfied. SECRET 
 al., PVLDB 2010) names four conditions, kept here under their names:
 
 - ``CONTENT_CHANGE`` (CC): the window reports if its content changes;
+- ``NEW_CONTENT``: the window reports if an item enters its content: the reading of CC in
+  RSP-QL's comparison ("every time new statements enter the window"), in the CSR-Bench
+  oracle and in YABench (docs/semantics.md); unlike CC it ignores items that leave;
 - ``WINDOW_CLOSE`` (WC): the window reports if the active window closes;
 - ``NON_EMPTY`` (NC): the window reports only if the active window is not empty;
 - ``PERIODIC(period)`` (P): the window reports at regular intervals.
@@ -31,6 +34,7 @@ from rsep.algebra.durations import format_duration, parse_duration
 
 __all__ = [
     "CONTENT_CHANGE",
+    "NEW_CONTENT",
     "NON_EMPTY",
     "PERIODIC",
     "WINDOW_CLOSE",
@@ -42,9 +46,11 @@ __all__ = [
 
 
 class Condition(Enum):
-    """The three SECRET conditions without a parameter (RSP-QL Def. 23 and the list after it)."""
+    """The SECRET conditions without a parameter (RSP-QL Def. 23 and the list after it), and
+    ``NEW_CONTENT``, the arrival-only reading of content change."""
 
     CONTENT_CHANGE = "content_change"
+    NEW_CONTENT = "new_content"
     WINDOW_CLOSE = "window_close"
     NON_EMPTY = "non_empty"
 
@@ -69,18 +75,24 @@ class Periodic:
 ReportCondition = Condition | Periodic
 
 CONTENT_CHANGE = Condition.CONTENT_CHANGE
+NEW_CONTENT = Condition.NEW_CONTENT
 WINDOW_CLOSE = Condition.WINDOW_CLOSE
 NON_EMPTY = Condition.NON_EMPTY
 PERIODIC = Periodic
 
 _PERIODIC = re.compile(r"periodic\s*\(\s*(.*?)\s*\)", re.IGNORECASE)
 _SPLIT = re.compile(r"\s*[+,]\s*|\s+")
-_ORDER = {Condition.CONTENT_CHANGE: 0, Condition.WINDOW_CLOSE: 1, Condition.NON_EMPTY: 2}
+_ORDER = {
+    Condition.CONTENT_CHANGE: 0,
+    Condition.NEW_CONTENT: 1,
+    Condition.WINDOW_CLOSE: 2,
+    Condition.NON_EMPTY: 3,
+}
 
 
 def _key(condition: ReportCondition) -> tuple[int, int]:
     if isinstance(condition, Periodic):
-        return (3, condition.period)
+        return (4, condition.period)
     return (_ORDER[condition], 0)
 
 
@@ -95,7 +107,9 @@ class ReportPolicy:
 
     conditions: frozenset[ReportCondition]
 
-    ALLOWED: ClassVar[str] = "content_change, window_close, non_empty, periodic(<duration>)"
+    ALLOWED: ClassVar[str] = (
+        "content_change, new_content, window_close, non_empty, periodic(<duration>)"
+    )
 
     def __post_init__(self) -> None:
         if not self.conditions:
@@ -161,11 +175,13 @@ class ReportPolicy:
         window_closed: bool,
         non_empty: bool,
         periodic_tick: bool = False,
+        new_content: bool = False,
     ) -> bool:
         """Whether this policy is satisfied at an instant (RSP-QL Def. 23: ``t ∈ ET_P``
         iff P is satisfied at t), given what holds of the window there."""
         holds = {
             Condition.CONTENT_CHANGE: content_changed,
+            Condition.NEW_CONTENT: new_content,
             Condition.WINDOW_CLOSE: window_closed,
             Condition.NON_EMPTY: non_empty,
         }
