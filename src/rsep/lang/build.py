@@ -327,7 +327,7 @@ class Builder(Transformer_NonRecursive[Token, ast.Query]):
     def construct_query(self, meta: Meta, children: Children) -> _Form:
         """[10] ConstructQuery (Sec. 16.2, 16.2.4)."""
         modifiers = children[-1]
-        dataset = tuple(_nodes(children, ast.From))
+        dataset = tuple(_nodes(children, ast.DatasetClause))
         if isinstance(children[0], ast.Construct):  # CONSTRUCT { template } … WHERE …
             return _Form(children[0], dataset, children[-2], modifiers)
         # CONSTRUCT WHERE { T } is CONSTRUCT { T } WHERE { T } (Sec. 16.2.4)
@@ -361,17 +361,17 @@ class Builder(Transformer_NonRecursive[Token, ast.Query]):
         if pos is not None and end is not None:
             pos = ast.Position(pos.line, pos.column, end.end_line, end.end_column)
         form = ast.Describe(None if star else targets, pos=pos)
-        return _Form(form, tuple(_nodes(children, ast.From)), where, children[-1])
+        return _Form(form, tuple(_nodes(children, ast.DatasetClause)), where, children[-1])
 
     def ask_query(self, meta: Meta, children: Children) -> _Form:
         """[12] AskQuery (Sec. 16.3)."""
         *dataset, where, modifiers = children
         return _Form(ast.Ask(pos=_pos(meta)), tuple(dataset), where, modifiers)
 
-    def dataset_clause(self, meta: Meta, children: Children) -> ast.From:
-        """[13] DatasetClause (Sec. 13.2)."""
+    def dataset_clause(self, meta: Meta, children: Children) -> ast.DatasetClause:
+        """[13] DatasetClause (Sec. 13.2); a dialect's own clauses (``%extend``) too."""
         clause = children[0]
-        assert isinstance(clause, ast.From)
+        assert isinstance(clause, ast.DatasetClause)
         return dataclasses.replace(clause, pos=_pos(meta))
 
     def default_graph_clause(self, meta: Meta, children: Children) -> ast.From:

@@ -7,6 +7,10 @@ the textual cues by which :func:`detect_dialect` recognises it, and its defaults
 operational parameters that make RSP and CEP engines answer differently (DESIGN.md, "The
 plan makes hidden choices explicit"). Every streaming dialect also reads ``stream.lark``:
 durations, window specifications with explicit parameters, and ``PRAGMA name = value``.
+A dialect module also holds the AST of its own rules: its nodes (the shared streaming ones are
+in ``rsep.lang.ast_stream``), its builder (``Dialect.builder``, a subclass of
+``rsep.lang.build.Builder``) and its printer (``Dialect.printer``); :meth:`Dialect.parse_query`
+gives the checked tree of a text and :meth:`Dialect.print` its text.
 
 The parameters (:data:`PARAMETERS`) come from the papers: window origin t0 and the present
 window (RSP-QL Semantics, Definition 13), report policies (RSP-QL, "Evaluation time
@@ -28,7 +32,12 @@ from typing import ClassVar
 from lark import Lark, Token, Tree
 
 from rsep.errors import UserError
+from rsep.lang import ast
+from rsep.lang.build import Builder, build
+from rsep.lang.checks import check_sparql
+from rsep.lang.dialects.stream import StreamBuilder, StreamPrinter
 from rsep.lang.parser import GRAMMAR_PACKAGE, build_parser, parse_with
+from rsep.lang.printer import Printer, to_sparql
 
 __all__ = [
     "DETECTION_ORDER",
@@ -144,6 +153,8 @@ class Dialect:
     keywords: ClassVar[frozenset[str]] = frozenset()
     cues: ClassVar[Cues] = ()
     defaults: ClassVar[Mapping[str, Default]] = {}
+    builder: ClassVar[type[Builder]] = Builder
+    printer: ClassVar[type[Printer]] = Printer
 
     @classmethod
     def grammar_files(cls) -> tuple[str, ...]:
@@ -169,6 +180,42 @@ class Dialect:
         """Reject what this dialect's LALR(1) grammar has to over-accept; raise
         :class:`~rsep.lang.parser.QuerySyntaxError`. Nothing, unless a dialect says so."""
 
+    def parse_query(
+        self,
+        text: str,
+        *,
+        prefixes: Mapping[str, str] | None = None,
+        base: str | None = None,
+        check: bool = True,
+    ) -> ast.Query:
+        """Parse, build and check a query of this dialect: its AST (``rsep.lang.ast`` and
+        the dialect's nodes). Raises :class:`~rsep.lang.parser.QuerySyntaxError` or
+        :class:`~rsep.lang.checks.QuerySemanticError`; ``check=False`` skips the checks of
+        SPARQL 1.1 (``check_sparql``) and of the streaming parts (``stream_checks``).
+
+        ``prefixes`` and ``base`` are declared outside the text (an engine's prologue).
+        """
+        tree = self.parse(text)
+        query = build(tree, prefixes=prefixes, base=base, builder=self.builder)
+        if check:
+            # stream_checks knows every dialect's nodes, so it imports the dialect modules
+            from rsep.lang.stream_checks import check_query
+
+            check_sparql(self.sparql_tree(tree), prefixes=(prefixes or {}).keys())
+            check_query(query, self)
+        return query
+
+    def sparql_tree(self, tree: Tree[Token]) -> Tree[Token]:
+        """``tree`` as ``check_sparql`` (SPARQL 1.1's rules) should see it: a dialect
+        rewrites, in place, the parts of its own syntax those rules would misread. The tree
+        is not used afterwards."""
+        return tree
+
+    def print(self, node: ast.Node) -> str:
+        """Text of ``node`` (a query, or a pattern, expression…) in this dialect; parsed
+        back (:meth:`parse_query`) it builds the same tree, and printing it is idempotent."""
+        return to_sparql(node, printer=self.printer)
+
     def matches(self, text: str) -> bool:
         """Whether one of this dialect's cues occurs in ``text`` (already :func:`cue_text`)."""
         return any(cue.search(text) for cue in self.cues)
@@ -185,6 +232,8 @@ class StreamingDialect(Dialect):
     """A dialect that reads streams: it shares ``stream.lark`` (durations, windows, PRAGMA)."""
 
     grammar = "stream.lark"
+    builder: ClassVar[type[Builder]] = StreamBuilder
+    printer: ClassVar[type[Printer]] = StreamPrinter
 
 
 @cache

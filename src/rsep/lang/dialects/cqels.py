@@ -12,7 +12,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from lark import v_args
+from lark.tree import Meta
+
+from rsep.lang.ast_stream import StreamPattern
+from rsep.lang.build import Builder, Children, _pos
 from rsep.lang.dialects import Cues, Default, StreamingDialect, cue
+from rsep.lang.dialects.stream import StreamBuilder, StreamPrinter
+from rsep.lang.printer import Printer
+
+
+@v_args(meta=True)
+class CqelsBuilder(StreamBuilder):
+    """The AST of ``cqels.lark``: ``STREAM s [window] { … }``."""
+
+    def stream_graph_pattern(self, meta: Meta, children: Children) -> StreamPattern:
+        """``STREAM s [window] { … }``: a pattern over a window's content, like GRAPH."""
+        return StreamPattern(children[0], children[1], children[2], pos=_pos(meta))
+
+
+class CqelsPrinter(StreamPrinter):
+    """CQELS-QL text: ``STREAM <s> [RANGE 3s SLIDE 1s] { … }``."""
+
+    slide_keyword = "SLIDE"
+
+    def pattern_stream_pattern(self, pattern: StreamPattern, depth: int) -> str:
+        """``STREAM s [window] { … }``."""
+        window = self.window(pattern.window)
+        group = self.group(pattern.pattern, depth)
+        return f"STREAM {self.name(pattern.stream)} {window} {group}"
 
 
 class Cqels(StreamingDialect):
@@ -58,6 +86,9 @@ class Cqels(StreamingDialect):
         "timestamps": ("point", "one timestamp per triple (RSP-QL, Def. 9)"),
         "profile": ("cqels", "csrbench/config/cqels.properties"),
     }
+
+    builder: ClassVar[type[Builder]] = CqelsBuilder
+    printer: ClassVar[type[Printer]] = CqelsPrinter
 
 
 DIALECT = Cqels()
