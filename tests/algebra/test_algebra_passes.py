@@ -120,7 +120,7 @@ def with_profile(profile: str, source: Source) -> Plan:
     ("profile", "report", "r2s", "empty"),
     [
         ("csparql", "window_close+non_empty", R2S.RSTREAM, True),
-        ("cqels", "content_change+non_empty", R2S.ISTREAM, False),
+        ("cqels", "new_content+non_empty", R2S.ISTREAM, False),
         ("sparqlstream", "window_close+non_empty", R2S.RSTREAM, False),
     ],
 )
@@ -155,14 +155,16 @@ def test_profile_files_agree(shared_data: object) -> None:
         assert isinstance(report, ReportPolicy)
         assert ("window_close" in str(report)) == (props["system.policy.windowclose"] == "true")
         assert ("non_empty" in str(report)) == (props["system.policy.nonemptycontent"] == "true")
-        assert ("content_change" in str(report)) == (props["system.policy.contentchange"] == "true")
+        # contentchange is read as arrivals, new_content (docs/semantics.md, item 17)
+        assert ("new_content" in str(report)) == (props["system.policy.contentchange"] == "true")
         assert settings["output.empty"] == (props["system.output.emptyrelation"] == "true")
         outputs = {v for k, v in props.items() if k.endswith(".output")}
         assert outputs == {str(settings["r2s"])}
 
 
 def test_profile_precedence() -> None:
-    """Query text and command line values stay; a dialect's own profile only fills built-ins."""
+    """Query text and command line values stay; a profile replaces built-in values and
+    dialect defaults, wherever the profile itself was chosen (docs/languages.md)."""
     params = (
         Parameters.defaults()
         .with_value("profile", "cqels", Source.COMMAND_LINE)
@@ -171,18 +173,16 @@ def test_profile_precedence() -> None:
     )
     out = apply_profile(plan_of(P1, params)).parameters
     assert (out.r2s, out.source("r2s")) == (R2S.RSTREAM, Source.QUERY_TEXT)
-    assert out.report == ReportPolicy.parse("content_change+non_empty")
+    assert out.report == ReportPolicy.parse("new_content+non_empty")
     dialect = (
         Parameters.defaults()
         .with_value("profile", "csparql", Source.DIALECT_DEFAULT)
         .with_value("window.present", "latest", Source.DIALECT_DEFAULT)
     )
     out = apply_profile(plan_of(P1, dialect)).parameters
-    assert (out.present, out.source("window.present")) == (
-        PresentRule.LATEST,
-        Source.DIALECT_DEFAULT,
-    )
+    assert (out.present, out.source("window.present")) == (PresentRule.CLOSING, Source.PROFILE)
     assert (out.output_empty, out.source("output.empty")) == (True, Source.PROFILE)
+    assert (str(out.bounds), out.source("window.bounds")) == ("closed_open", Source.PROFILE)
 
 
 def test_apply_profile_is_idempotent_and_none_is_a_no_op() -> None:

@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rsep.algebra.durations import format_duration, parse_duration
 from rsep.algebra.report import (
     CONTENT_CHANGE,
     NON_EMPTY,
@@ -76,33 +75,3 @@ def test_triggers_is_a_conjunction() -> None:
     assert periodic.triggers(
         content_changed=False, window_closed=False, non_empty=False, periodic_tick=True
     )
-
-
-def test_durations() -> None:
-    assert parse_duration("PT2S") == 2000
-    assert parse_duration("P30D") == 30 * 86_400_000
-    assert parse_duration("P1W") == 7 * 86_400_000
-    assert parse_duration("PT1H30M") == 5_400_000
-    assert parse_duration("-PT1S") == -1000
-    assert parse_duration("2 minutes") == 120_000
-    assert parse_duration("1.5s") == 1500
-    assert parse_duration("30", unit_ms=1000) == 30_000
-    with pytest.raises(ValueError, match="no fixed length"):
-        parse_duration("P1M")
-    with pytest.raises(ValueError, match="whole number of milliseconds"):
-        parse_duration("0.0001s")
-    with pytest.raises(ValueError, match="unknown unit"):
-        parse_duration("3 fortnights")
-    assert [format_duration(ms) for ms in (0, 1, 1000, 90_000, 3_600_000, 86_400_000)] == [
-        "0ms",
-        "1ms",
-        "1s",
-        "90s",
-        "1h",
-        "1d",
-    ]
-
-
-@given(st.integers(0, 10**12))
-def test_duration_round_trip(ms: int) -> None:
-    assert parse_duration(format_duration(ms)) == ms

@@ -78,8 +78,8 @@ from rsep.lang.ast_stream import (
     TimeWindow,
     Window,
     WindowPattern,
-    format_duration,
-    parse_duration,
+    duration,
+    duration_text,
     stream_windows,
 )
 from rsep.lang.build import build
@@ -272,26 +272,26 @@ SPO = bgp(t(v("s"), v("p"), v("o")))
     ],
 )
 def test_durations_keep_milliseconds(text: str, value: int, counted: bool) -> None:
-    duration = parse_duration(text)
-    assert duration == Duration(value, counted)
-    assert duration.written == text
-    assert format_duration(duration) == text  # as written
-    assert format_duration(Duration(value, counted)) == format_duration(
-        parse_duration(format_duration(Duration(value, counted)))
+    node = duration(text)
+    assert node == Duration(value, counted)
+    assert node.written == text
+    assert duration_text(node) == text  # as written
+    assert duration_text(Duration(value, counted)) == duration_text(
+        duration(duration_text(Duration(value, counted)))
     )
 
 
 def test_duration_equality_and_canonical_form() -> None:
-    assert parse_duration("PT3S") == parse_duration("3s") == parse_duration("3000ms")
-    assert parse_duration("5") != parse_duration("5ms")  # a count of PRAGMA time_unit
-    assert parse_duration("5").milliseconds(1000) == 5000
-    assert [format_duration(ms(n)) for n in (0, 500, 3000, 600_000, 7_200_000, 86_400_000)] == [
+    assert duration("PT3S") == duration("3s") == duration("3000ms")
+    assert duration("5") != duration("5ms")  # a count of PRAGMA time_unit
+    assert duration("5").milliseconds(1000) == 5000
+    assert [duration_text(ms(n)) for n in (0, 500, 3000, 600_000, 7_200_000, 86_400_000)] == [
         *["0ms", "500ms", "3s", "10m", "2h", "1d"]
     ]
     with pytest.raises(ValueError, match="no fixed length"):
-        parse_duration("P1M")
+        duration("P1M")
     with pytest.raises(ValueError, match="whole number of milliseconds"):
-        parse_duration("0.5ms")
+        duration("0.5ms")
     with pytest.raises(ValueError):
         Duration(-1)
 

@@ -1,4 +1,4 @@
-"""Time in rsep (rsep.rdf.time): epoch milliseconds, units, xsd:dateTime."""
+"""Time in rsep (rsep.rdf.time): epoch milliseconds, units, xsd:dateTime, durations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rsep.rdf.time import TimeUnit, datetime_to_ms, ms_to_datetime, zone
+from rsep.rdf.time import (
+    TimeUnit,
+    datetime_to_ms,
+    format_duration,
+    ms_to_datetime,
+    parse_duration,
+    zone,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +60,36 @@ def test_units() -> None:
 @given(st.integers(min_value=-(10**13), max_value=10**14))
 def test_ms_roundtrip(ms: int) -> None:
     assert datetime_to_ms(ms_to_datetime(ms)) == ms
+
+
+# Durations (rsep.lang and rsep.algebra both read them with these) ----------------
+
+
+def test_durations() -> None:
+    assert parse_duration("PT2S") == 2000
+    assert parse_duration("P30D") == 30 * 86_400_000
+    assert parse_duration("P1W") == 7 * 86_400_000
+    assert parse_duration("PT1H30M") == 5_400_000
+    assert parse_duration("-PT1S") == -1000
+    assert parse_duration("2 minutes") == 120_000
+    assert parse_duration("1.5s") == 1500
+    assert parse_duration("30", unit_ms=1000) == 30_000
+    with pytest.raises(ValueError, match="no fixed length"):
+        parse_duration("P1M")
+    with pytest.raises(ValueError, match="whole number of milliseconds"):
+        parse_duration("0.0001s")
+    with pytest.raises(ValueError, match="unknown unit"):
+        parse_duration("3 fortnights")
+    assert [format_duration(ms) for ms in (0, 1, 1000, 90_000, 3_600_000, 86_400_000)] == [
+        "0ms",
+        "1ms",
+        "1s",
+        "90s",
+        "1h",
+        "1d",
+    ]
+
+
+@given(st.integers(0, 10**12))
+def test_duration_round_trip(ms: int) -> None:
+    assert parse_duration(format_duration(ms)) == ms

@@ -194,14 +194,15 @@ def test_rspql_example_10_as_construct() -> None:
 
 def first_window(stream: StreamSet, t0: int) -> tuple[int, set[str]]:
     """The first answer of a C-SPARQL query reading the whole window (α = 5, β = 2) with
-    the given t0: the instant and the statements of the first window."""
+    the given t0: the instant and the statements of the first window. The paper's windows
+    are RSP-QL's (o, c], not the ``csparql`` profile's [o, c) (docs/semantics.md, 22)."""
     window = NamedWindow(unnamed_window(1), S_NEARBY, TimeWindow(5, 2))
     query = plan(
         "?s ?p ?o",
         [window],
         form=Construct("?s ?p ?o"),
         default_windows=[window.iri],
-        params={"profile": "csparql", "window.t0": t0},
+        params={"profile": "csparql", "window.t0": t0, "window.bounds": "open_closed"},
     )
     first = next(iter(graphs_by_time(evaluate(query, stream)).items()))
     return first
@@ -284,15 +285,19 @@ def test_rspql_figure_5_cqels_as_the_figure_reads_it() -> None:
 
 
 def test_rspql_figure_5_cqels_profile() -> None:
-    """The ``cqels`` profile (CSR-Bench's cqels.properties: content change and non-empty
-    content) drops the departures that empty the window (11, 17) but keeps 9."""
-    assert figure_5_instants(None, None, "cqels") == [2, 5, 7, 9, 12]
+    """The ``cqels`` profile (CSR-Bench's cqels.properties: content change, read as arrivals,
+    and non-empty content; docs/semantics.md, 17) gives the figure's instants; content change
+    by the definition, with non-empty content, would keep 9 (Carl's statement leaving)."""
+    assert figure_5_instants(None, None, "cqels") == [2, 5, 7, 12]
+    assert figure_5_instants("content_change+non_empty", None, "cqels") == [2, 5, 7, 9, 12]
 
 
 def test_evaluation_applies_the_profile() -> None:
     """The oracle applies the plan's engine profile (idempotent): C-SPARQL reads the
-    closing window, Rstream, and reports empty relations."""
-    query = plan(Q_EX, [W1, W2], default_graphs=[EX + "G_shops"], params={"profile": "csparql"})
+    closing window, Rstream, and reports empty relations (with the paper's (o, c] windows,
+    not the profile's [o, c))."""
+    params = {"profile": "csparql", "window.bounds": "open_closed"}
+    query = plan(Q_EX, [W1, W2], default_graphs=[EX + "G_shops"], params=params)
     bound = ContinuousQuery(query, rspql_streams(), shops())
     assert bound.plan == apply_profile(query) == apply_profile(bound.plan)
     assert str(bound.plan.parameters.present) == "closing"

@@ -1,6 +1,7 @@
 """The logical plan: every query of every dialect compiles into one :class:`Plan`.
 
-Layers (DESIGN.md): ``rsep.lang`` compiles text into this plan; ``rsep.semantics`` (the
+Layers (DESIGN.md): ``rsep.lang`` reads text into an AST, which
+:func:`~rsep.algebra.compile.compile_query` compiles into this plan; ``rsep.semantics`` (the
 oracle) and ``rsep.engine`` evaluate it. The modules are the papers' nouns:
 
 - :mod:`~rsep.algebra.window`: window functions (S2R) and the present-window rule;
@@ -10,7 +11,8 @@ oracle) and ``rsep.engine`` evaluate it. The modules are the papers' nouns:
 - :mod:`~rsep.algebra.nfa`: SPAseq's automaton, with Flink CEP's TAKE/IGNORE/PROCEED edges;
 - :mod:`~rsep.algebra.params`: the operational parameters, each value with its source;
 - :mod:`~rsep.algebra.plan`: the plan and ``explain``;
-- :mod:`~rsep.algebra.passes`: rewrites, pure functions from plan to plan.
+- :mod:`~rsep.algebra.passes`: rewrites, pure functions from plan to plan;
+- :mod:`~rsep.algebra.compile`: the AST of any dialect to the plan, parameters in layers.
 """
 
 from __future__ import annotations

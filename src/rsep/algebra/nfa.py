@@ -36,7 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from rsep.algebra.durations import format_duration
 from rsep.algebra.events import (
     Conjunction,
     Disjunction,
@@ -51,6 +50,7 @@ from rsep.algebra.events import (
     Within,
 )
 from rsep.errors import UserError
+from rsep.rdf.time import format_duration
 
 __all__ = [
     "Guard",

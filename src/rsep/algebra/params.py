@@ -12,6 +12,11 @@ milliseconds). :meth:`Parameters.with_value` also takes the text of ``PRAGMA nam
 or ``--set name=value`` and parses it; a bare number in a time parameter counts the
 ``time_unit`` in force. A value outside the allowed ones raises :class:`ParameterError`
 naming the parameter and the allowed values.
+
+This registry is the one list of allowed values and their typed reading: ``rsep.lang`` only
+knows the parameter names (``rsep.lang.dialects.PARAMETER_NAMES``, checked against this
+registry at import), and ``rsep.algebra.compile`` checks the values a query's ``PRAGMA``, a
+dialect default, a profile or ``--set`` gives.
 """
 
 from __future__ import annotations
@@ -21,16 +26,17 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Generic, TypeVar, cast
 
-from rsep.algebra.durations import format_duration, parse_duration
 from rsep.algebra.events import ConsumptionPolicy, SelectionPolicy, Strategy
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import PresentRule, WindowBounds
 from rsep.errors import UserError
-from rsep.rdf.time import TimeUnit, datetime_to_ms
+from rsep.lang.dialects import PARAMETER_NAMES
+from rsep.rdf.time import TimeUnit, datetime_to_ms, format_duration, parse_duration
 
 __all__ = [
     "PARAMETERS",
+    "PLAN_ONLY",
     "Param",
     "ParameterError",
     "ParameterSpec",
@@ -251,7 +257,7 @@ _SPECS: tuple[ParameterSpec, ...] = (
         default=ReportPolicy.parse("window_close+non_empty"),
         meaning="when a window reports, i.e. the evaluation instants ET",
         paper="RSP-QL Def. 23 (after SECRET); Example 9-10 (WC ∧ NC)",
-        parse=lambda text, unit: ReportPolicy.parse(text),
+        parse=lambda text, unit: ReportPolicy.parse(text, unit.value),
         check=lambda value: isinstance(value, ReportPolicy),
     ),
     _spec_enum(
@@ -375,6 +381,18 @@ _BUILT_IN_NOTES = {
 }
 
 PARAMETERS: Mapping[str, ParameterSpec] = {spec.name: spec for spec in _SPECS}
+
+PLAN_ONLY = frozenset({"window.bounds", "output.empty", "max_runs", "max_window_events"})
+"""The parameters a query cannot set with ``PRAGMA`` and no dialect gives a default for:
+``--set`` and the engine profiles set them. Every other name is one of
+:data:`rsep.lang.dialects.PARAMETER_NAMES`, the names ``PRAGMA`` takes."""
+
+if set(PARAMETERS) != set(PARAMETER_NAMES) | PLAN_ONLY:  # pragma: no cover - a coding error
+    raise AssertionError(
+        "rsep.algebra.params.PARAMETERS must be rsep.lang's PARAMETER_NAMES plus "
+        f"{sorted(PLAN_ONLY)}; they differ in "
+        f"{sorted(set(PARAMETERS) ^ (set(PARAMETER_NAMES) | PLAN_ONLY))}"
+    )
 
 
 def _spec(name: str) -> ParameterSpec:

@@ -3,8 +3,8 @@
 - :func:`binarise_sequences`: n-ary CQELS-CEP sequences into the nested binary SEQ,
   SEQ_WO, NO_HEAD and NO_TAIL of CQELS-CEP's evaluation (Eq. (3)-(8), (10)-(15)), to the
   right as CQELS-CEP nests them or to the left as EP-SPARQL binarises (Sect. 5, rule (9)).
-- :func:`apply_profile`: the report policy, streaming operator, present window and
-  empty-answer reporting of an engine (RSP-QL's comparison of C-SPARQL, CQELS and
+- :func:`apply_profile`: the report policy, streaming operator, present window, window
+  bounds and empty-answer reporting of an engine (RSP-QL's comparison of C-SPARQL, CQELS and
   SPARQLstream; ``shared/data/csrbench/config/*.properties``), recorded as ``PROFILE``.
 - :func:`override`: values given on the command line (``--set name=value``), recorded as
   ``COMMAND_LINE``.
@@ -24,7 +24,7 @@ from rsep.algebra.params import Parameters, Profile, Source
 from rsep.algebra.plan import R2R, EventJoin, Plan
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import ReportPolicy
-from rsep.algebra.window import PresentRule
+from rsep.algebra.window import PresentRule, WindowBounds
 
 __all__ = [
     "PROFILES",
@@ -104,7 +104,10 @@ def _as_r2r(node: Node) -> R2R:
 
 
 # Each engine's settings and the note recorded with them. C-SPARQL: window close + non-empty
-# content, Rstream, empty relations reported; CQELS: content change + non-empty content,
+# content, Rstream, empty relations reported, windows [o, c) (docs/semantics.md, item 22: the
+# oracle reproduces CSR-Bench's recorded C-SPARQL answers only so); CQELS: new content +
+# non-empty content (cqels.properties' contentchange + nonemptycontent, read as arrivals, the
+# reading of CSR-Bench's oracle, YABench and RSP-QL's comparison: docs/semantics.md, item 17),
 # Istream, the window (now - α, now]; SPARQLstream: window close + non-empty content, Rstream.
 # All three read the closing window: at a window-close instant it is the window that closes
 # (RSEP-QL's W^τ, ``last_ended``, gives the same window there).
@@ -114,18 +117,21 @@ PROFILES: Mapping[Profile, tuple[Mapping[str, object], str]] = {
             "window.report": ReportPolicy.parse("window_close+non_empty"),
             "r2s": R2S.RSTREAM,
             "window.present": PresentRule.CLOSING,
+            "window.bounds": WindowBounds.CLOSED_OPEN,
             "output.empty": True,
         },
-        "profile csparql: RSP-QL comparison table; csrbench/config/csparql.properties",
+        "profile csparql: RSP-QL comparison table; csrbench/config/csparql.properties; "
+        "windows [o, c) (docs/semantics.md, 22)",
     ),
     Profile.CQELS: (
         {
-            "window.report": ReportPolicy.parse("content_change+non_empty"),
+            "window.report": ReportPolicy.parse("new_content+non_empty"),
             "r2s": R2S.ISTREAM,
             "window.present": PresentRule.CLOSING,
             "output.empty": False,
         },
-        "profile cqels: RSP-QL comparison table, Example 13; csrbench/config/cqels.properties",
+        "profile cqels: RSP-QL comparison table, Example 13; csrbench/config/cqels.properties "
+        "(content change read as arrivals, docs/semantics.md, 17)",
     ),
     Profile.SPARQLSTREAM: (
         {
@@ -142,29 +148,19 @@ PROFILES: Mapping[Profile, tuple[Mapping[str, object], str]] = {
 _OVERRIDABLE = {Source.BUILT_IN, Source.DIALECT_DEFAULT, Source.PROFILE}
 
 
-def _may_set(current: Source, profile_source: Source) -> bool:
-    if current not in _OVERRIDABLE:
-        return False
-    if profile_source.rank <= Source.DIALECT_DEFAULT.rank:
-        return current in {Source.BUILT_IN, Source.PROFILE}
-    return True
-
-
 def apply_profile(plan: Plan) -> Plan:
     """The plan with the settings of the engine named by the ``profile`` parameter.
 
-    A profile only sets defaults. A profile chosen by the user (query text or command
-    line) replaces built-in values, dialect defaults and an earlier profile's values; a
-    profile that is itself a dialect default replaces built-in values only. Values from
-    the query text or the command line are never replaced.
+    A profile sits between the dialect's defaults and the query text (docs/languages.md,
+    "How parameters are layered"): it replaces built-in values, dialect defaults and an
+    earlier profile's values, and never a value from the query text or the command line,
+    wherever the ``profile`` parameter itself came from.
     """
     params = plan.parameters
-    profile = params.profile
-    settings, note = PROFILES[profile]
-    profile_source = params.source("profile")
+    settings, note = PROFILES[params.profile]
     out: Parameters = params
     for name, value in settings.items():
-        if _may_set(out.source(name), profile_source):
+        if out.source(name) in _OVERRIDABLE:
             out = out.with_value(name, value, Source.PROFILE, note)
     if out == params:
         return plan

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import Enum
 
-from rsep.algebra.durations import format_duration
 from rsep.algebra.events import (
     Conjunction,
     Disjunction,
@@ -43,9 +42,12 @@ from rsep.algebra.params import PARAMETERS, Parameters
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import NamedWindow, PresentRule, WindowFunction
+from rsep.rdf.terms import RSEP
+from rsep.rdf.time import format_duration
 
 __all__ = [
     "R2R",
+    "UNNAMED_WINDOW",
     "Ask",
     "Construct",
     "Dataset",
@@ -55,19 +57,28 @@ __all__ = [
     "QueryForm",
     "Select",
     "explain",
+    "unnamed_window",
 ]
 
 
 @dataclass(frozen=True)
 class Select:
-    """``SELECT v1 … vn`` (RSP-QL, "Query Form"); no variables is ``SELECT *``."""
+    """``SELECT v1 … vn`` (RSP-QL, "Query Form"); no variables is ``SELECT *``.
+
+    ``expressions`` are the projections ``(e AS ?v)`` computed from each answer of an event
+    pattern, as ``(v, text of e)`` (EP-SPARQL's ``SELECT ?sum / ?count AS ?average``); over a
+    graph pattern they are part of the pattern's sub-select instead.
+    """
 
     variables: tuple[str, ...] = ()
     distinct: bool = False
+    expressions: tuple[tuple[str, str], ...] = ()
 
     def __str__(self) -> str:
         head = "SELECT DISTINCT" if self.distinct else "SELECT"
-        return head + " " + (" ".join("?" + v for v in self.variables) or "*")
+        computed = dict(self.expressions)
+        names = [f"({computed[v]} AS ?{v})" if v in computed else "?" + v for v in self.variables]
+        return head + " " + (" ".join(names) or "*")
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,17 @@ class Ask:
 
 
 QueryForm = Select | Construct | Ask
+
+
+UNNAMED_WINDOW = RSEP + "unnamedWindow"
+"""The IRI stem of unnamed windows: ``<http://w3id.org/rsep/vocab#unnamedWindow1>``, …"""
+
+
+def unnamed_window(number: int) -> str:
+    """The reserved IRI of the ``number``-th unnamed window of a query (from 1): a window
+    C-SPARQL's ``FROM STREAM <s> [RANGE …]`` merges into the default graph, listed in
+    :attr:`Dataset.default_windows` (docs/semantics.md, "What the plan must give")."""
+    return f"{UNNAMED_WINDOW}{number}"
 
 
 @dataclass(frozen=True)

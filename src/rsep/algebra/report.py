@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from rsep.algebra.durations import format_duration, parse_duration
+from rsep.rdf.time import format_duration, parse_duration
 
 __all__ = [
     "CONTENT_CHANGE",
@@ -126,18 +126,19 @@ class ReportPolicy:
         return cls(frozenset(conditions))
 
     @classmethod
-    def parse(cls, text: str) -> ReportPolicy:
+    def parse(cls, text: str, unit_ms: int = 1) -> ReportPolicy:
         """Read ``window_close+non_empty``, ``content_change, non_empty``, ``periodic(5s)``…
 
         Names are case-insensitive and joined by ``+``, ``,`` or blanks; a periodic period
-        is a duration (``5s``, ``PT5S``, ``5000ms``; a bare number counts milliseconds).
+        is a duration (``5s``, ``PT5S``, ``5000ms``; a bare number counts ``unit_ms``-long
+        units, milliseconds unless the caller says otherwise).
         Raises :class:`ValueError` naming the allowed conditions.
         """
         conditions: list[ReportCondition] = []
         rest = text.strip()
         for match in _PERIODIC.finditer(rest):
             try:
-                conditions.append(Periodic(parse_duration(match.group(1))))
+                conditions.append(Periodic(parse_duration(match.group(1), unit_ms)))
             except ValueError as exc:
                 raise ValueError(f"report policy {text!r}: {exc}") from None
         rest = _PERIODIC.sub(" ", rest)

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Sequence
 
 import rsep
-from rsep.cli import convert
+from rsep.cli import convert, explain
 from rsep.errors import UserError
 
 EXIT_OK = 0
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rsep {rsep.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     convert.add_parser(commands)
+    explain.add_parser(commands)
     return parser
 
 

@@ -39,8 +39,9 @@ Decisions, each with the paper section it rests on:
   A query without registration and R2S operator is a plain :class:`ast.Query`, so the same
   SPARQL text builds the same tree in every dialect.
 - **PRAGMA** (:class:`Pragma`): a prologue declaration; words are lower case, durations
-  compare by value. Its value is checked by ``rsep.lang.stream_checks`` with
-  :func:`rsep.lang.dialects.check_parameter`, not when the tree is built.
+  compare by value. ``rsep.lang.stream_checks`` checks that its name is a parameter's; its
+  value is checked where the plan is compiled (``rsep.algebra.compile``), against the one
+  list of allowed values (``rsep.algebra.params``).
 """
 
 from __future__ import annotations
@@ -48,10 +49,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from rsep.lang import ast
-from rsep.rdf.time import datetime_to_ms
+from rsep.rdf.time import datetime_to_ms, format_duration, parse_duration
 
 __all__ = [
     "R2S_OPERATORS",
@@ -78,19 +78,13 @@ __all__ = [
     "TimeWindow",
     "Window",
     "WindowPattern",
-    "format_duration",
-    "parse_duration",
+    "duration",
+    "duration_text",
     "stream_windows",
 ]
 
 # Durations ---------------------------------------------------------------------------------
 
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-_ISO = re.compile(
-    r"P(?=[0-9T])(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)W)?(?:([0-9]+)D)?"
-    r"(?:T(?=[0-9])(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+(?:\.[0-9]+)?)S)?)?"
-)
-_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)", re.I)
 _COUNT = re.compile(r"[0-9]+")
 
 
@@ -115,60 +109,29 @@ class Duration(ast.Node):
         return self.value * unit_ms if self.counted else self.value
 
 
-def parse_duration(text: str) -> Duration:
-    """The :class:`Duration` of an ISO 8601 duration (``PT3S``), a number with a unit
-    (``3s``, ``500ms``, ``10m``, ``1.5h``, ``1d``) or a bare integer; raises
-    :class:`ValueError` for years, months or a fraction of a millisecond."""
+def duration(text: str) -> Duration:
+    """The :class:`Duration` node of ``text``: a bare integer counts the query's time unit
+    (``counted``); every other form (``PT3S``, ``3s``, ``500ms``, ``10m``, ``1.5h``, ``1d``) is
+    read by :func:`rsep.rdf.time.parse_duration`, which raises :class:`ValueError` for years,
+    months or a fraction of a millisecond."""
     if _COUNT.fullmatch(text):
         return Duration(int(text), counted=True, written=text)
-    iso = _ISO.fullmatch(text)
-    if iso is not None:
-        years, months, weeks, days, hours, minutes, seconds = iso.groups()
-        if years or months:
-            raise ValueError(
-                f"the duration {text} has no fixed length (years, months); write it in days"
-            )
-        total = Decimal(0)
-        for amount, size in (
-            (weeks, 7 * 86_400_000),
-            (days, 86_400_000),
-            (hours, 3_600_000),
-            (minutes, 60_000),
-            (seconds, 1000),
-        ):
-            if amount:
-                total += Decimal(amount) * size
-        return Duration(_whole(total, text), written=text)
-    unit = _UNIT.fullmatch(text)
-    if unit is None:
-        raise ValueError(f"not a duration: {text}")
-    amount = Decimal(unit.group(1)) * _UNITS_MS[unit.group(2).lower()]
-    return Duration(_whole(amount, text), written=text)
+    return Duration(parse_duration(text), written=text)
 
 
-def _whole(amount: Decimal, text: str) -> int:
-    if amount != amount.to_integral_value():
-        raise ValueError(f"the duration {text} is not a whole number of milliseconds")
-    return int(amount)
-
-
-def format_duration(duration: Duration) -> str:
-    """The text of ``duration``: as written when that reads back as the same value, else
-    a count for a bare integer and the largest unit that divides it (``10m``, ``500ms``)."""
-    written = duration.written
+def duration_text(node: Duration) -> str:
+    """The text of ``node``: as written when that reads back as the same value, else a count
+    for a bare integer and :func:`rsep.rdf.time.format_duration` (``10m``, ``500ms``)."""
+    written = node.written
     if written is not None:
         try:
-            if parse_duration(written) == duration:
+            if duration(written) == node:
                 return written
         except ValueError:
             pass
-    if duration.counted:
-        return str(duration.value)
-    for suffix in ("d", "h", "m", "s"):
-        size = _UNITS_MS[suffix]
-        if duration.value and duration.value % size == 0:
-            return f"{duration.value // size}{suffix}"
-    return f"{duration.value}ms"
+    if node.counted:
+        return str(node.value)
+    return format_duration(node.value)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -413,18 +376,18 @@ class Pragma(ast.Declaration):
     values: tuple[PragmaValue, ...]
 
     def text(self) -> str:
-        """The value as ``--set name=value`` writes it (what ``check_parameter`` reads)."""
+        """The value as ``--set name=value`` writes it."""
         return ", ".join(pragma_value_text(value) for value in self.values)
 
 
 def pragma_value_text(value: PragmaValue) -> str:
     """One PRAGMA value as text: a duration as written, a string in single quotes."""
     if isinstance(value, Duration):
-        return format_duration(value)
+        return duration_text(value)
     if isinstance(value, PragmaWord):
         return value.word
     if isinstance(value, PragmaCall):
-        return f"{value.function}({format_duration(value.arg)})"
+        return f"{value.function}({duration_text(value.arg)})"
     if isinstance(value, ast.Iri):
         return f"<{value.value}>"
     if value.datatype == ast.XSD_STRING:

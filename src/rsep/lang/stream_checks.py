@@ -18,8 +18,10 @@ the streaming parts, each stated by the paper that defines the construct:
   Projection; in a continuous query it is a typo that would go unnoticed: CityBench's
   RSP-QL Q3 projects ``?obId3`` where its pattern says ``?obId2``). Plain SPARQL 1.1 allows
   it, and the ``sparql`` dialect reads SPARQL 1.1 unchanged, so it is not checked there;
-- every ``PRAGMA name = value`` names a parameter and gives it a value it takes
-  (docs/languages.md, "Explicit operational parameters"; ``check_parameter``).
+- every ``PRAGMA name = value`` names a parameter (docs/languages.md, "Explicit operational
+  parameters"; :data:`~rsep.lang.dialects.PARAMETER_NAMES`). Whether the parameter takes the
+  value is the plan's to say (``rsep.algebra.params``, the one list of allowed values), so
+  ``rsep.algebra.compile`` checks it, with the PRAGMA's line and column.
 
 :func:`check_query` raises :class:`QuerySemanticError` at the first violation, with one
 sentence and the line and column of the offending name. The walks are iterative.
@@ -31,7 +33,7 @@ from collections.abc import Iterator
 
 from rsep.lang import ast
 from rsep.lang.ast_stream import NamedWindow, Pragma, WindowPattern
-from rsep.lang.dialects import PARAMETERS, Dialect, ParameterError, check_parameter
+from rsep.lang.dialects import PARAMETER_NAMES, Dialect
 from rsep.lang.dialects.cqelscep import SeqPattern
 from rsep.lang.dialects.epsparql import Do, Is
 from rsep.lang.dialects.rsepql import BasicEvent
@@ -64,15 +66,11 @@ def _check_pragmas(query: ast.Query) -> None:
     for pragma in query.prologue:
         if not isinstance(pragma, Pragma):
             continue
-        if pragma.name not in PARAMETERS:
-            known = ", ".join(PARAMETERS)
+        if pragma.name not in PARAMETER_NAMES:
+            known = ", ".join(PARAMETER_NAMES)
             raise semantic_error(
                 f"PRAGMA {pragma.name} names no parameter (known: {known})", pragma.pos
             )
-        try:
-            check_parameter(pragma.name, pragma.text())
-        except ParameterError as error:
-            raise semantic_error(f"PRAGMA {error}", pragma.pos) from None
 
 
 # WINDOW w, EVENT w ----------------------------------------------------------------------------

@@ -33,24 +33,15 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, Store, Triple
 
-from rsep.algebra.plan import Plan
+from rsep.algebra.plan import UNNAMED_WINDOW, Plan, unnamed_window
 from rsep.algebra.window import NamedWindow
 from rsep.errors import UserError
 from rsep.rdf.event import Event, Stream, StreamSet
-from rsep.rdf.terms import RSEP, XSD, Term
+from rsep.rdf.terms import XSD, Term
 from rsep.semantics.graph import Graph, TimeVaryingGraph, as_time_varying
 from rsep.semantics.window import Reading, content, snapshot
 
 __all__ = ["UNNAMED_WINDOW", "Instant", "StreamingDataset", "unnamed_window"]
-
-UNNAMED_WINDOW = RSEP + "unnamedWindow"
-"""The IRI stem of unnamed windows: ``<http://w3id.org/rsep/vocab#unnamedWindow1>``, …"""
-
-
-def unnamed_window(number: int) -> str:
-    """The reserved IRI of the ``number``-th unnamed window of a query (from 1)."""
-    return f"{UNNAMED_WINDOW}{number}"
-
 
 _UNCHANGED = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
 _PROBE = NamedNode("urn:rsep:probe")

@@ -12,7 +12,7 @@ in ``rsep.lang.ast_stream``), its builder (``Dialect.builder``, a subclass of
 ``rsep.lang.build.Builder``) and its printer (``Dialect.printer``); :meth:`Dialect.parse_query`
 gives the checked tree of a text and :meth:`Dialect.print` its text.
 
-The parameters (:data:`PARAMETERS`) come from the papers: window origin t0 and the present
+The parameters (:data:`PARAMETER_NAMES`) come from the papers: window origin t0 and the present
 window (RSP-QL Semantics, Definition 13), report policies (RSP-QL, "Evaluation time
 instants", after SECRET), R2S operators (RSP-QL, Definitions 20-22), event selection
 strategies (SPAseq, Sect. 4.2 and 5), selection and consumption policies (RSEP-QL, Sect.
@@ -41,14 +41,12 @@ from rsep.lang.printer import Printer, to_sparql
 
 __all__ = [
     "DETECTION_ORDER",
-    "PARAMETERS",
+    "PARAMETER_NAMES",
     "Cues",
     "Default",
     "Dialect",
-    "ParameterError",
     "StreamingDialect",
     "all_dialects",
-    "check_parameter",
     "cue",
     "cue_text",
     "defaults_of",
@@ -65,76 +63,24 @@ Cues = tuple[re.Pattern[str], ...]
 # one-line justification citing the paper section (or engine configuration) it comes from.
 Default = tuple[str, str]
 
-# The operational parameters, with the values each takes (docs/languages.md).
-PARAMETERS: Mapping[str, str] = {
-    "window.t0": "a time point: an integer count of time_unit, a duration, or a dateTime string",
-    "window.present": "latest | closing | all_ended",
-    "window.report": "a set of content_change, window_close, non_empty, periodic(<duration>)",
-    "r2s": "rstream | istream | dstream",
-    "time_unit": "ms | s | min | h",
-    "lateness": "a duration",
-    "strategy": "strict | skip_till_next | skip_till_any | per_operator",
-    "selection": "unrestricted | chronological | recent | naive",
-    "consumption": "none | chronological | recent",
-    "timestamps": "point | interval",
-    "profile": "csparql | cqels | sparqlstream",
-}
-
-_CHOICES: Mapping[str, frozenset[str]] = {
-    "window.present": frozenset({"latest", "closing", "all_ended"}),
-    "r2s": frozenset({"rstream", "istream", "dstream"}),
-    "time_unit": frozenset({"ms", "s", "min", "h"}),
-    "strategy": frozenset({"strict", "skip_till_next", "skip_till_any", "per_operator"}),
-    "selection": frozenset({"unrestricted", "chronological", "recent", "naive"}),
-    "consumption": frozenset({"none", "chronological", "recent"}),
-    "timestamps": frozenset({"point", "interval"}),
-    "profile": frozenset({"csparql", "cqels", "sparqlstream"}),
-}
-_REPORT = frozenset({"content_change", "window_close", "non_empty"})
-_ISO_DURATION = re.compile(
-    r"P(?=[0-9T])(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+W)?(?:[0-9]+D)?"
-    r"(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\.[0-9]+)?S)?)?"
+# The names of the operational parameters a query may set with ``PRAGMA name = value`` and
+# for which every dialect declares a default (docs/languages.md). Only the names live here:
+# the allowed values and their typed reading are ``rsep.algebra.params.PARAMETERS``, which
+# checks at import that it knows every one of these names; ``rsep.algebra.compile`` checks a
+# PRAGMA's value and reports it with the PRAGMA's line and column.
+PARAMETER_NAMES: tuple[str, ...] = (
+    "window.t0",
+    "window.present",
+    "window.report",
+    "r2s",
+    "time_unit",
+    "lateness",
+    "strategy",
+    "selection",
+    "consumption",
+    "timestamps",
+    "profile",
 )
-_DURATION = re.compile(rf"{_ISO_DURATION.pattern}|[0-9]+(?:\.[0-9]+)?(?:ms|s|m|h|d)?", re.I)
-_PERIODIC = re.compile(r"periodic\((.*)\)", re.I)
-_DATETIME_STRING = re.compile(r"""(["'])[^"']*\1""")
-
-
-class ParameterError(UserError):
-    """An operational parameter with an unknown name or a value it does not take."""
-
-
-def check_parameter(name: str, value: str) -> str:
-    """``value`` of parameter ``name``, normalised (lower case, no blanks in lists).
-
-    The syntax is that of ``PRAGMA name = value`` (and of ``--set name=value``); raises
-    :class:`ParameterError` for an unknown name or a value outside :data:`PARAMETERS`.
-    """
-    if name not in PARAMETERS:
-        known = ", ".join(PARAMETERS)
-        raise ParameterError(f"unknown parameter {name!r} (known: {known})")
-    text = value.strip()
-    bad = ParameterError(f"{name} = {value!r}: expected {PARAMETERS[name]}")
-    if name in _CHOICES:
-        if text.lower() not in _CHOICES[name]:
-            raise bad
-        return text.lower()
-    if name == "lateness":
-        if not _DURATION.fullmatch(text):
-            raise bad
-        return text
-    if name == "window.t0":
-        if not (_DURATION.fullmatch(text) or _DATETIME_STRING.fullmatch(text)):
-            raise bad
-        return text
-    items = [item.strip() for item in text.split(",")]  # window.report
-    for item in items:
-        periodic = _PERIODIC.fullmatch(item)
-        if periodic is None and item.lower() not in _REPORT:
-            raise bad
-        if periodic is not None and not _DURATION.fullmatch(periodic.group(1).strip()):
-            raise bad
-    return ",".join(item.lower() if item.lower() in _REPORT else item for item in items)
 
 
 class Dialect:
@@ -144,7 +90,7 @@ class Dialect:
     extension file under ``rsep/lang/grammar``; files of the base classes come first),
     ``keywords`` (the words it adds), ``cues`` (regular expressions matched against
     :func:`cue_text` of a query; one match is enough) and ``defaults`` (one
-    :data:`Default` for every name in :data:`PARAMETERS`).
+    :data:`Default` for every name in :data:`PARAMETER_NAMES`).
     """
 
     name: ClassVar[str] = ""
@@ -343,5 +289,5 @@ def cue(pattern: str, flags: int = re.I) -> re.Pattern[str]:
 
 
 def defaults_of(dialect: Dialect) -> dict[str, str]:
-    """The default value of every parameter for ``dialect``, in :data:`PARAMETERS` order."""
-    return {name: dialect.defaults[name][0] for name in PARAMETERS}
+    """The default value of every parameter for ``dialect``, in :data:`PARAMETER_NAMES` order."""
+    return {name: dialect.defaults[name][0] for name in PARAMETER_NAMES}

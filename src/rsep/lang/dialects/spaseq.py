@@ -21,7 +21,7 @@ from lark import v_args
 from lark.tree import Meta
 
 from rsep.lang import ast
-from rsep.lang.ast_stream import Duration, format_duration
+from rsep.lang.ast_stream import Duration, duration_text
 from rsep.lang.build import Builder, Children, _Form, _pos
 from rsep.lang.dialects import Cues, Default, StreamingDialect, keyword_cue
 from rsep.lang.dialects.stream import StreamBuilder, StreamPrinter
@@ -304,11 +304,11 @@ class SpaseqPrinter(StreamPrinter):
             if value == duration.value:
                 return written or ""
         if duration.counted:
-            return format_duration(duration)
+            return duration_text(duration)
         for unit in ("HOURS", "MINUTES", "SECONDS"):
             if duration.value % _UNITS[unit] == 0:
                 return f"{duration.value // _UNITS[unit]} {unit}"
-        return format_duration(duration)
+        return duration_text(duration)
 
     def dataset_named_stream(self, clause: NamedStream) -> str:
         """``FROM STREAM S1 <iri>``."""

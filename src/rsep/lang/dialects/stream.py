@@ -37,8 +37,8 @@ from rsep.lang.ast_stream import (
     TimePoint,
     TimeWindow,
     Window,
-    format_duration,
-    parse_duration,
+    duration,
+    duration_text,
 )
 from rsep.lang.build import Builder, Children, _Form, _pos, _token_pos
 from rsep.lang.checks import QuerySemanticError
@@ -244,7 +244,7 @@ class StreamBuilder(Builder):
 
 def _duration(token: Token) -> Duration:
     try:
-        return parse_duration(str(token)).replace(pos=_token_pos(token))
+        return duration(str(token)).replace(pos=_token_pos(token))
     except ValueError as error:
         raise semantic_error(str(error), token) from None
 
@@ -295,23 +295,23 @@ class StreamPrinter(Printer):
     def pragma_value(self, value: PragmaValue) -> str:
         """One PRAGMA value."""
         if isinstance(value, Duration):
-            return format_duration(value)
+            return duration_text(value)
         if isinstance(value, PragmaWord):
             return value.word
         if isinstance(value, PragmaCall):
-            return f"{value.function}({format_duration(value.arg)})"
+            return f"{value.function}({duration_text(value.arg)})"
         return self.expr(value, 0)
 
     # Durations, time points, windows ----------------------------------------------------------
 
     def duration(self, duration: Duration) -> str:
         """A duration, as written when that reads back the same (``ast_stream``)."""
-        return format_duration(duration)
+        return duration_text(duration)
 
     def time_point(self, point: TimePoint) -> str:
         """A duration from the epoch, or a dateTime string."""
         if isinstance(point, Duration):
-            return format_duration(point)
+            return duration_text(point)
         lexical = point.lexical
         if lexical is None or DateTime.parse(lexical) != point:
             lexical = ms_to_datetime(point.ms)
@@ -329,25 +329,25 @@ class StreamPrinter(Printer):
     def report(self, strategy: ReportStrategy) -> str:
         """One report strategy."""
         if strategy.period is not None:
-            return "PERIODIC " + format_duration(strategy.period)
+            return "PERIODIC " + duration_text(strategy.period)
         return strategy.name.upper()
 
     def window_size(self, window: Window) -> str:
         """The size of a window: its kind and its parameters."""
         slide = f" {self.slide_keyword} "
         if isinstance(window, TimeWindow):
-            text = "RANGE " + format_duration(window.width)
-            return text if window.slide is None else text + slide + format_duration(window.slide)
+            text = "RANGE " + duration_text(window.width)
+            return text if window.slide is None else text + slide + duration_text(window.slide)
         if isinstance(window, CountWindow):
             text = f"{self.count_keyword} {window.size}"
             return text if window.slide is None else f"{text}{slide}{window.slide}"
         if isinstance(window, IntervalWindow):
             return f"FROM {self.time_point(window.start)} TO {self.time_point(window.end)}"
         if isinstance(window, PastWindow):
-            text = f"FROM NOW-{format_duration(window.start)} TO NOW"
+            text = f"FROM NOW-{duration_text(window.start)} TO NOW"
             if window.end is not None:
-                text += "-" + format_duration(window.end)
-            return text if window.slide is None else text + slide + format_duration(window.slide)
+                text += "-" + duration_text(window.end)
+            return text if window.slide is None else text + slide + duration_text(window.slide)
         keywords = {NowWindow: "NOW", AllWindow: "ALL", LandmarkWindow: "LANDMARK"}
         keyword = keywords.get(type(window))
         if keyword is None:

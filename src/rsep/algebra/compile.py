@@ -1,0 +1,750 @@
+"""Compile a query's AST (``rsep.lang``) into its logical plan (:class:`~rsep.algebra.plan.Plan`).
+
+One function per layer (STYLE.md): :func:`compile_query` takes the checked AST of any of the
+seven dialects and gives one plan, in which every operational choice is a parameter with its
+value and where the value came from (DESIGN.md, "The plan makes hidden choices explicit").
+
+**Parameters, in layers** (docs/languages.md, "How parameters are layered"), weakest first:
+the built-in default (``Source.BUILT_IN``), the dialect's default (``DIALECT_DEFAULT``), the
+engine profile (``PROFILE``: the dialect's default profile, or the one ``--profile``, ``--set
+profile=…`` or ``PRAGMA profile`` names), the query text (``QUERY_TEXT``: ``PRAGMA name =
+value``, an R2S operator written in the query, C-SPARQL's ``COMPUTED EVERY``) and the command
+line (``COMMAND_LINE``: ``--set name=value``). A window's own ``T0`` and ``REPORT`` are part
+of that window (its ``TimeWindow.t0``, its ``NamedWindow.report``) and beat the parameters for
+it. Values are checked against the one registry of allowed values,
+:data:`rsep.algebra.params.PARAMETERS`: a bad ``PRAGMA`` value is a
+:class:`~rsep.lang.QuerySemanticError` at the PRAGMA's line and column, a bad ``--set`` value a
+:class:`~rsep.algebra.params.ParameterError`; both name the parameter and its allowed values.
+
+**Dataset.** ``FROM`` / ``FROM NAMED`` graphs; the streams; one named window per window
+declaration: RSP-QL's (and RSEP-QL's, CQELS-CEP's) ``FROM NAMED WINDOW``; C-SPARQL's ``FROM
+STREAM <s> [..]``, an unnamed window merged into the default graph
+(:func:`~rsep.algebra.plan.unnamed_window`, listed in ``default_windows``); CQELS-QL's inline
+``STREAM <s> [..] { .. }``, a named window with a generated IRI (:func:`stream_window`).
+SPAseq names streams (``FROM STREAM S1 <iri>``) and bounds matches with ``WITHIN``, which is
+part of its event pattern.
+
+**R2R.** The graph pattern is printed, with full IRIs, as a SPARQL 1.1 group in which every
+window is read with ``GRAPH <w> { … }`` (RSP-QL's ``WINDOW <w>`` and CQELS's ``STREAM``
+rewritten; C-SPARQL's windows are in the default graph): the oracle's contract
+(docs/semantics.md, "What the plan must give"). A SELECT's aggregates, aliases and solution
+modifiers go into a sub-select inside that group. Event patterns become the event algebra
+(:mod:`rsep.algebra.events`) with the graph patterns inside as
+:class:`~rsep.algebra.events.GraphPatternRef`: RSEP-QL's ``MATCH``, EP-SPARQL's temporal
+joins, CQELS-CEP's ``SEQ``, SPAseq's sequence of GPMs; an event pattern beside other graph
+patterns is an :class:`~rsep.algebra.plan.EventJoin`. n-ary sequences are then nested by
+:func:`~rsep.algebra.passes.binarise_sequences` in the dialect's direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from rsep.algebra import events
+from rsep.algebra.params import ParameterError, Parameters, Source
+from rsep.algebra.passes import Associativity, apply_profile, binarise_sequences
+from rsep.algebra.plan import (
+    R2R,
+    Ask,
+    Construct,
+    Dataset,
+    EventJoin,
+    Output,
+    Plan,
+    QueryForm,
+    Select,
+    unnamed_window,
+)
+from rsep.algebra.report import Condition, Periodic, ReportCondition, ReportPolicy
+from rsep.algebra.window import (
+    CountWindow,
+    IntervalWindow,
+    LandmarkWindow,
+    NamedWindow,
+    NowWindow,
+    TimeWindow,
+    WindowFunction,
+)
+from rsep.lang import ast
+from rsep.lang import ast_stream as s
+from rsep.lang.dialects import PARAMETER_NAMES, Dialect
+from rsep.lang.dialects import cqelscep as cep
+from rsep.lang.dialects import epsparql as ep
+from rsep.lang.dialects import rsepql as rsep
+from rsep.lang.dialects import spaseq as spa
+from rsep.lang.dialects.stream import semantic_error
+from rsep.lang.printer import Printer
+from rsep.rdf.terms import RSEP
+
+__all__ = [
+    "ASSOCIATIVITY",
+    "STREAM_WINDOW",
+    "compile_parameters",
+    "compile_query",
+    "stream_window",
+    "window_function",
+]
+
+STREAM_WINDOW = RSEP + "streamWindow"
+"""The IRI stem of the windows CQELS-QL writes inline (``STREAM <s> [..] { .. }``)."""
+
+ASSOCIATIVITY: Mapping[str, Associativity] = {"epsparql": Associativity.LEFT}
+"""How a dialect nests n-ary sequences (docs/semantics.md, 13): EP-SPARQL binarises to the
+left (Sect. 5, rule (9)); CQELS-CEP, and every other dialect, to the right (Eq. (3))."""
+
+
+def stream_window(number: int) -> str:
+    """The generated IRI of the ``number``-th inline CQELS-QL window of a query (from 1)."""
+    return f"{STREAM_WINDOW}{number}"
+
+
+def compile_query(
+    query: ast.Query,
+    dialect: Dialect,
+    *,
+    overrides: Mapping[str, str] = {},
+    profile: str | None = None,
+) -> Plan:
+    """The plan of ``query`` (the checked AST of ``dialect``), with ``overrides`` (``--set
+    name=value``) and ``profile`` (``--profile``) from the command line.
+
+    Raises :class:`~rsep.lang.QuerySemanticError` (with line and column) for a construct or
+    a PRAGMA value the plan cannot take, and :class:`~rsep.algebra.params.ParameterError`
+    for a bad ``--set`` or ``--profile``.
+    """
+    params = compile_parameters(query, dialect, overrides=overrides, profile=profile)
+    compiler = _Compiler(query, dialect, params.time_unit.value)
+    r2r, form = compiler.r2r_and_form()
+    plan = Plan(
+        form=form,
+        dataset=compiler.dataset(),
+        r2r=r2r,
+        parameters=params,
+        output=_output(query, dialect),
+    )
+    plan = apply_profile(plan)
+    return binarise_sequences(plan, ASSOCIATIVITY.get(dialect.name, Associativity.RIGHT))
+
+
+# Parameters ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """One value for one parameter from one layer; ``pos`` where the query text gives it."""
+
+    name: str
+    value: str
+    source: Source
+    label: str
+    pos: ast.Position | None = None
+
+    @property
+    def note(self) -> str:
+        """What ``rsep explain`` shows beside the value: where it came from."""
+        return f"{_where(self.pos)}{self.label}"
+
+
+def compile_parameters(
+    query: ast.Query,
+    dialect: Dialect,
+    *,
+    overrides: Mapping[str, str] = {},
+    profile: str | None = None,
+) -> Parameters:
+    """Every parameter of ``query``'s plan with its source, before the profile's settings
+    are applied (:func:`~rsep.algebra.passes.apply_profile` does that)."""
+    settings = [*_dialect_settings(dialect), *_query_settings(query)]
+    for name, value in overrides.items():
+        settings.append(_Setting(name, value, Source.COMMAND_LINE, f"--set {name}={value}"))
+    if profile is not None:
+        settings.append(_Setting("profile", profile, Source.COMMAND_LINE, f"--profile {profile}"))
+    # time_unit first, at its final value: bare numbers in every other value count it
+    params = Parameters.defaults()
+    units = [setting for setting in settings if setting.name == "time_unit"]
+    if units:
+        params = _set(params, units[-1])
+    for setting in settings:
+        if setting.name != "time_unit":
+            params = _set(params, setting)
+    return params
+
+
+def _dialect_settings(dialect: Dialect) -> Iterator[_Setting]:
+    for name in PARAMETER_NAMES:
+        value, why = dialect.defaults[name]
+        yield _Setting(name, value, Source.DIALECT_DEFAULT, f"{dialect.title}: {why}")
+
+
+def _query_settings(query: ast.Query) -> Iterator[_Setting]:
+    for declaration in query.prologue:
+        if isinstance(declaration, s.Pragma):
+            text = declaration.text()
+            label = f"PRAGMA {declaration.name} = {text}"
+            yield _Setting(declaration.name, text, Source.QUERY_TEXT, label, declaration.pos)
+    if not isinstance(query, s.StreamQuery):
+        return
+    register = query.register
+    if query.r2s is not None:
+        keyword = query.r2s.upper()
+        pos = register.pos if register is not None else query.form.pos
+        yield _Setting("r2s", query.r2s, Source.QUERY_TEXT, keyword, pos)
+    if register is not None and register.every is not None:
+        every = register.every
+        text = f"periodic({s.duration_text(every)})"  # a bare number counts time_unit
+        label = f"COMPUTED EVERY {s.duration_text(every)}"
+        yield _Setting("window.report", text, Source.QUERY_TEXT, label, every.pos)
+
+
+def _where(pos: ast.Position | None) -> str:
+    return "" if pos is None else f"line {pos.line}, column {pos.column}: "
+
+
+def _set(params: Parameters, setting: _Setting) -> Parameters:
+    if setting.source is not Source.QUERY_TEXT:
+        return params.with_value(setting.name, setting.value, setting.source, setting.note)
+    try:
+        return params.with_value(setting.name, setting.value, setting.source, setting.note)
+    except ParameterError as error:
+        reason = str(error).removeprefix(f"parameter {setting.name}: ")
+        raise semantic_error(f"{setting.label}: {reason}", setting.pos) from None
+
+
+# Windows -------------------------------------------------------------------------------
+
+
+def _iri(node: ast.Var | ast.Iri, what: str) -> str:
+    if isinstance(node, ast.Var):
+        raise semantic_error(
+            f"{what} ?{node.name} is a variable; a plan needs an IRI for it", node.pos
+        )
+    return node.value
+
+
+def _policy(window: s.Window, unit_ms: int) -> ReportPolicy | None:
+    if not window.report:
+        return None
+    conditions: list[ReportCondition] = []
+    for strategy in window.report:
+        if strategy.period is not None:
+            conditions.append(Periodic(strategy.period.milliseconds(unit_ms)))
+        else:
+            conditions.append(Condition(strategy.name))
+    return ReportPolicy.of(*conditions)
+
+
+def _point(point: s.TimePoint, unit_ms: int) -> int:
+    if isinstance(point, s.DateTime):
+        return point.ms
+    return point.milliseconds(unit_ms)
+
+
+def window_function(window: s.Window, unit_ms: int) -> WindowFunction:
+    """The window function of a window specification (docs/languages.md, "Windows"); a
+    bare integer counts ``unit_ms``-long units. A window without a slide slides with every
+    tick of rsep's clock (1 ms); CQELS's ``[ALL]`` is the landmark window from ``window.t0``."""
+    t0 = None if window.t0 is None else _point(window.t0, unit_ms)
+    if isinstance(window, s.TimeWindow):
+        width = window.width.milliseconds(unit_ms)
+        slide = 1 if window.slide is None else window.slide.milliseconds(unit_ms)
+        return TimeWindow(width, slide, t0)
+    if isinstance(window, s.LandmarkWindow | s.AllWindow):
+        return LandmarkWindow(t0)
+    if isinstance(window, s.PastWindow) and (
+        window.end is None or window.end.milliseconds(unit_ms) == 0
+    ):
+        slide = 1 if window.slide is None else window.slide.milliseconds(unit_ms)
+        return TimeWindow(window.start.milliseconds(unit_ms), slide, t0)
+    if t0 is not None:
+        raise semantic_error("T0 applies to time-based and landmark windows only", window.pos)
+    if isinstance(window, s.CountWindow):
+        return CountWindow(window.size, window.slide or 1)
+    if isinstance(window, s.NowWindow):
+        return NowWindow()
+    if isinstance(window, s.IntervalWindow):
+        return IntervalWindow(_point(window.start, unit_ms), _point(window.end, unit_ms))
+    raise semantic_error(
+        "a window [FROM NOW-d TO NOW-d'] that ends before now has no window function yet",
+        window.pos,
+    )
+
+
+# The compiler ------------------------------------------------------------------------------
+
+
+class _Compiler:
+    """The state of one compilation: the dataset as it is found, and the printer."""
+
+    def __init__(self, query: ast.Query, dialect: Dialect, unit_ms: int) -> None:
+        self.query = query
+        self.dialect = dialect
+        self.unit_ms = unit_ms
+        self.printer = dialect.printer()  # no prologue: full IRIs
+        self.default_graphs: list[str] = []
+        self.named_graphs: list[str] = []
+        self.streams: list[str] = []
+        self.windows: list[NamedWindow] = []
+        self.default_windows: list[str] = []
+        self.named_streams: dict[str, str] = {}
+        self._dataset_clauses()
+
+    # Dataset ------------------------------------------------------------------------------
+
+    def _add_stream(self, iri: str) -> None:
+        if iri not in self.streams:
+            self.streams.append(iri)
+
+    def _add_window(self, iri: str, stream: str, window: s.Window, pos: Any) -> None:
+        if any(named.iri == iri for named in self.windows):
+            raise semantic_error(f"the window <{iri}> is declared twice", pos)
+        function = window_function(window, self.unit_ms)
+        self.windows.append(NamedWindow(iri, stream, function, _policy(window, self.unit_ms)))
+        self._add_stream(stream)
+
+    def _dataset_clauses(self) -> None:
+        for clause in self.query.dataset:
+            if isinstance(clause, ast.From):
+                graphs = self.named_graphs if clause.named else self.default_graphs
+                if clause.iri.value not in graphs:
+                    graphs.append(clause.iri.value)
+            elif isinstance(clause, s.NamedWindow):
+                name = _iri(clause.name, "the window name")
+                stream = _iri(clause.stream, "the stream")
+                self._add_window(name, stream, clause.window, clause.pos)
+            elif isinstance(clause, s.FromStream):
+                iri = unnamed_window(len(self.default_windows) + 1)
+                self._add_window(iri, clause.stream.value, clause.window, clause.pos)
+                self.default_windows.append(iri)
+            elif isinstance(clause, spa.NamedStream):
+                self.named_streams[clause.name] = clause.iri.value
+                self._add_stream(clause.iri.value)
+
+    def dataset(self) -> Dataset:
+        """The dataset found in the dataset clauses and the WHERE clause."""
+        return Dataset(
+            default_graphs=tuple(self.default_graphs),
+            named_graphs=tuple(self.named_graphs),
+            streams=tuple(self.streams),
+            windows=tuple(self.windows),
+            default_windows=tuple(self.default_windows),
+        )
+
+    def window(self, name: str, pos: ast.Position | None) -> NamedWindow:
+        """The declared window ``name``."""
+        for named in self.windows:
+            if named.iri == name:
+                return named
+        raise semantic_error(f"<{name}> names no window of the query", pos)
+
+    # Graph patterns -----------------------------------------------------------------------
+
+    def rewrite(self, node: ast.Node) -> ast.Node:
+        """``node`` with every window pattern written ``GRAPH <w> { … }``: RSP-QL's ``WINDOW
+        <w> {…}``, and CQELS-QL's ``STREAM <s> [..] {…}``, whose window is added to the
+        dataset under a generated IRI."""
+        if isinstance(node, s.WindowPattern):
+            pattern = self.rewrite(node.pattern)
+            return ast.Graph(node.name, pattern, pos=node.pos)  # type: ignore[arg-type]
+        if isinstance(node, s.StreamPattern):
+            iri = stream_window(sum(w.iri.startswith(STREAM_WINDOW) for w in self.windows) + 1)
+            self._add_window(iri, _iri(node.stream, "the stream"), node.window, node.pos)
+            pattern = self.rewrite(node.pattern)
+            return ast.Graph(ast.Iri(iri), pattern, pos=node.pos)  # type: ignore[arg-type]
+        changes: dict[str, object] = {}
+        for f in fields(node):
+            if f.name == "pos":
+                continue
+            value = getattr(node, f.name)
+            if isinstance(value, ast.Node):
+                new = self.rewrite(value)
+                if new is not value:
+                    changes[f.name] = new
+            elif isinstance(value, tuple) and any(isinstance(v, ast.Node) for v in value):
+                items = tuple(self.rewrite(v) if isinstance(v, ast.Node) else v for v in value)
+                if any(a is not b for a, b in zip(items, value, strict=True)):
+                    changes[f.name] = items
+        return node.replace(**changes) if changes else node
+
+    def ref(self, group: ast.Group) -> events.GraphPatternRef:
+        """The group (rewritten) as an opaque SPARQL 1.1 group pattern with full IRIs."""
+        rewritten = self.rewrite(group)
+        assert isinstance(rewritten, ast.GroupPattern | ast.SubSelect)
+        text = self.printer.group(rewritten, 0)
+        return events.GraphPatternRef(text, frozenset(_bound(rewritten)))
+
+    def expression(self, expr: ast.Expr) -> str:
+        """The text of an expression, full IRIs."""
+        return self.printer.expr(expr, 0)
+
+    # The algebraic expression and the query form -------------------------------------------
+
+    def r2r_and_form(self) -> tuple[R2R, QueryForm]:
+        """The R2R expression and the query form."""
+        query = self.query
+        form = _form(query, self.printer)
+        where = query.where
+        if where is None:
+            raise semantic_error("a continuous query needs a WHERE clause", query.pos)
+        if isinstance(query, spa.SpaseqQuery):
+            return self._spaseq(query), form
+        if self.dialect.name == "epsparql":
+            _no_modifiers(query)
+            return self._epsparql(where), form
+        found, rest = self._events(where)
+        if found is None:
+            return self._graph(query, where), _plain(form)
+        _no_modifiers(query)
+        _no_nested_events(rest)
+        if not rest.elements:
+            return found, form
+        return EventJoin(found, self.ref(rest)), form
+
+    def _graph(self, query: ast.Query, where: ast.Group) -> events.GraphPatternRef:
+        """The WHERE group; a SELECT's aliases, aggregates and solution modifiers in a
+        sub-select inside it (the oracle runs ``SELECT vars WHERE { text }``)."""
+        select = query.form
+        aliases = isinstance(select, ast.Select) and any(
+            isinstance(item, ast.Alias) for item in select.projection or ()
+        )
+        modifiers = (
+            query.group_by
+            or query.having
+            or query.order_by
+            or query.limit is not None
+            or query.offset is not None
+            or query.values is not None
+        )
+        if not (aliases or modifiers):
+            return self.ref(where)
+        head = select if isinstance(select, ast.Select) else ast.Select()
+        sub = ast.SubSelect(
+            head,
+            where,
+            group_by=query.group_by,
+            having=query.having,
+            order_by=query.order_by,
+            limit=query.limit,
+            offset=query.offset,
+            values=query.values,
+        )
+        return self.ref(ast.GroupPattern((sub,)))
+
+    def _events(self, where: ast.Group) -> tuple[events.EventPattern | None, ast.GroupPattern]:
+        """The one event pattern among the elements of the WHERE group, and the rest."""
+        if not isinstance(where, ast.GroupPattern):
+            return None, ast.GroupPattern((where,))
+        found: list[tuple[events.EventPattern, ast.Node]] = []
+        rest: list[ast.Pattern] = []
+        for element in where.elements:
+            pattern = self._event(element)
+            if pattern is None:
+                rest.append(element)
+            else:
+                found.append((pattern, element))
+        if len(found) > 1:
+            raise semantic_error(
+                "a query has one event pattern in the plan; join the others into it",
+                found[1][1].pos,
+            )
+        if not found:
+            return None, where
+        # CQELS-CEP: the windows whose patterns an event clause SEQ (:W1, :W2) took
+        taken = {
+            w.window.value
+            for w in found[0][1].walk()
+            if isinstance(w, cep.SeqWindow) and isinstance(w.window, ast.Iri)
+        }
+        kept = [
+            e
+            for e in rest
+            if not (
+                isinstance(e, s.WindowPattern)
+                and isinstance(e.name, ast.Iri)
+                and e.name.value in taken
+            )
+        ]
+        return found[0][0], ast.GroupPattern(tuple(kept), pos=where.pos)
+
+    def _event(self, element: ast.Pattern) -> events.EventPattern | None:
+        """The event pattern ``element`` is, if it is one."""
+        if isinstance(element, rsep.Match):
+            selection = element.selection
+            consumption = element.consumption
+            return events.Match(
+                self._rsepql(element.event),
+                None if selection is None else events.SelectionPolicy(selection),
+                None if consumption is None else events.ConsumptionPolicy(consumption),
+            )
+        if isinstance(element, s.WindowPattern) and _has(element.pattern, cep.SeqPattern):
+            return self._cep_window(element)
+        if isinstance(element, cep.SeqPattern):
+            return self._cep_seq(element, None)
+        return None
+
+    # RSEP-QL ------------------------------------------------------------------------------
+
+    def _rsepql(self, event: rsep.EventPattern) -> events.EventPattern:
+        if isinstance(event, rsep.BasicEvent):
+            name = _iri(event.window, "the window name")
+            block = ast.GroupPattern((ast.TriplesBlock(event.triples),) if event.triples else ())
+            return events.Event(name, self.ref(block))
+        if isinstance(event, rsep.First):
+            return events.First(self._rsepql(event.event))
+        if isinstance(event, rsep.Last):
+            return events.Last(self._rsepql(event.event))
+        assert isinstance(event, rsep.EventSeq)
+        return events.Seq(self._rsepql(event.left), self._rsepql(event.right))
+
+    # CQELS-CEP ----------------------------------------------------------------------------
+
+    def _cep_window(self, element: s.WindowPattern) -> events.EventPattern:
+        """``WINDOW :W { SEQ (…) }``: the triple sequence pattern over the window (Sect. 3.2,
+        ``W = (s, ω, TSP)``)."""
+        name = _iri(element.name, "the window name")
+        named = self.window(name, element.pos)
+        group = element.pattern
+        assert isinstance(group, ast.GroupPattern)
+        seqs = [e for e in group.elements if isinstance(e, cep.SeqPattern)]
+        others = [e for e in group.elements if not isinstance(e, cep.SeqPattern)]
+        if len(seqs) > 1 or others:
+            where = seqs[1].pos if len(seqs) > 1 else others[0].pos
+            raise semantic_error("a window with a SEQ holds that SEQ alone", where)
+        pattern = self._cep_seq(seqs[0], named)
+        return events.CepWindow(name, named.stream, named.window, pattern)
+
+    def _cep_seq(self, seq: cep.SeqPattern, window: NamedWindow | None) -> events.CepSeq:
+        items = []
+        for element in seq.elements:
+            operand: events.CepOperand
+            if isinstance(element, cep.SeqTemplate):
+                block = (ast.TriplesBlock(element.triples),) if element.triples else ()
+                operand = self.ref(ast.GroupPattern(block))
+            else:
+                assert isinstance(element, cep.SeqWindow)
+                name = _iri(element.window, "the window name")
+                named = self.window(name, element.pos)
+                operand = events.CepWindow(
+                    name, named.stream, named.window, self._window_pattern(name)
+                )
+            items.append(events.CepItem(operand, element.negated))
+        return events.CepSeq(tuple(items))
+
+    def _window_pattern(self, name: str) -> events.GraphPatternRef:
+        """The pattern of ``WINDOW <name> { … }`` in the WHERE group (an event clause's
+        window names its triple pattern so); an empty group if there is none."""
+        where = self.query.where
+        elements = where.elements if isinstance(where, ast.GroupPattern) else ()
+        for element in elements:
+            if (
+                isinstance(element, s.WindowPattern)
+                and isinstance(element.name, ast.Iri)
+                and element.name.value == name
+            ):
+                return self.ref(element.pattern)
+        return self.ref(ast.GroupPattern())
+
+    # EP-SPARQL ----------------------------------------------------------------------------
+
+    def _epsparql(self, group: ast.Group) -> events.EventPattern:
+        """Temporal joins of stream BGPs (Sect. 4.2); FILTER, ETALIS's ``DO`` and ``WITHIN``
+        after them constrain the whole pattern."""
+        if not isinstance(group, ast.GroupPattern):
+            return events.StreamBgp(self.ref(group))
+        trailers = [e for e in group.elements if isinstance(e, ast.Filter | ep.Do | ep.Within)]
+        body = [e for e in group.elements if not isinstance(e, ast.Filter | ep.Do | ep.Within)]
+        pattern: events.EventPattern
+        if len(body) == 1 and isinstance(body[0], ep.TemporalJoin | ast.Union):
+            pattern = self._ep_operand(body[0])
+        else:
+            pattern = events.StreamBgp(self.ref(ast.GroupPattern(tuple(body), pos=group.pos)))
+        for trailer in trailers:
+            if isinstance(trailer, ep.Within):
+                pattern = events.Within(pattern, trailer.duration.milliseconds(self.unit_ms))
+            else:
+                pattern = events.EventFilter(pattern, self.expression(trailer.expr))
+        return pattern
+
+    def _ep_operand(self, node: ast.Pattern) -> events.EventPattern:
+        if isinstance(node, ep.TemporalJoin):
+            left, right = self._ep_operand(node.left), self._ep_operand(node.right)
+            if node.op == "SEQ":
+                return events.SeqJoin(left, right)
+            if node.op == "EQUALS":
+                return events.EqJoin(left, right)
+            if node.op == "OPTIONALSEQ":
+                return events.OptionalSeq(left, right)
+            return events.EqualsOptional(left, right)
+        if isinstance(node, ast.Union):
+            branches = [self._ep_operand(branch) for branch in node.branches]
+            out = branches[0]
+            for branch in branches[1:]:
+                out = events.Or(out, branch)
+            return out
+        assert isinstance(node, ast.GroupPattern | ast.SubSelect)
+        return self._epsparql(node)
+
+    # SPAseq -------------------------------------------------------------------------------
+
+    def _spaseq(self, query: spa.SpaseqQuery) -> events.EventPattern:
+        """``SEQ (…)`` over the GPMs (Definition 4), within ω, partitioned by the keys."""
+        _no_modifiers(query)
+        gpms = {gpm.name: self._gpm(gpm) for gpm in query.gpms}
+        expr = query.seq
+        if expr is None:
+            raise semantic_error("a SPAseq query needs SEQ (…)", query.pos)
+        pattern = self._seq_expr(expr, gpms)
+        if not isinstance(pattern, events.Sequence):
+            pattern = events.Sequence((pattern,), ())
+        out: events.EventPattern = events.Within(pattern, query.within.milliseconds(self.unit_ms))
+        if query.partition_by:
+            out = events.PartitionBy(out, tuple(v.name for v in query.partition_by))
+        return out
+
+    def _gpm(self, gpm: spa.DefineGpm) -> events.Gpm:
+        if len(gpm.streams) != 1:
+            raise semantic_error(
+                f"GPM {gpm.name} reads {len(gpm.streams)} streams; a GPM of the plan reads one "
+                "(SPAseq Definition 4: (u, P))",
+                gpm.pos,
+            )
+        if gpm.group_by or gpm.having:
+            raise semantic_error(
+                f"GPM {gpm.name}: GROUP BY and HAVING in a GPM are not compiled yet", gpm.pos
+            )
+        group = gpm.pattern
+        elements = group.elements if isinstance(group, ast.GroupPattern) else (group,)
+        graphs = [e for e in elements if isinstance(e, ast.Graph)]
+        rest = tuple(e for e in elements if not isinstance(e, ast.Graph))
+        if len(graphs) > 1:
+            raise semantic_error(
+                f"GPM {gpm.name} reads one knowledge base graph (Definition 15)", graphs[1].pos
+            )
+        kb = None
+        if graphs:
+            kb = events.KbPattern(_iri(graphs[0].name, "the graph"), self.ref(graphs[0].pattern))
+        stream = self.named_streams[gpm.streams[0].name]
+        return events.Gpm(gpm.name, stream, self.ref(ast.GroupPattern(rest)), kb)
+
+    def _seq_expr(self, expr: spa.SeqExpr, gpms: Mapping[str, events.Gpm]) -> events.EventPattern:
+        if isinstance(expr, spa.GpmRef):
+            return gpms[expr.name]
+        if isinstance(expr, spa.Sequence):
+            steps: list[events.EventPattern] = []
+            strategies: list[events.Strategy] = []
+            node: spa.SeqExpr = expr
+            while isinstance(node, spa.Sequence):
+                steps.append(self._seq_expr(node.right, gpms))
+                strategies.append(events.Strategy(node.strategy))
+                node = node.left
+            steps.append(self._seq_expr(node, gpms))
+            return events.Sequence(tuple(reversed(steps)), tuple(reversed(strategies)))
+        if isinstance(expr, spa.KleenePlus):
+            return events.KleenePlus(self._seq_expr(expr.operand, gpms))
+        if isinstance(expr, spa.OptionalEvent):
+            return events.Optional(self._seq_expr(expr.operand, gpms))
+        if isinstance(expr, spa.NegatedEvent):
+            return events.Negation(self._seq_expr(expr.operand, gpms))
+        if isinstance(expr, spa.Conjunction):
+            return events.Conjunction(tuple(self._seq_expr(o, gpms) for o in expr.operands))
+        assert isinstance(expr, spa.Disjunction)
+        return events.Disjunction(tuple(self._seq_expr(o, gpms) for o in expr.operands))
+
+
+# Helpers -------------------------------------------------------------------------------
+
+
+def _has(node: ast.Node, kind: type[ast.Node]) -> bool:
+    return any(isinstance(inner, kind) for inner in node.walk())
+
+
+_EVENT_NODES = (rsep.Match, cep.SeqPattern, ep.TemporalJoin, spa.SeqClause)
+
+
+def _no_nested_events(rest: ast.GroupPattern) -> None:
+    for node in rest.walk():
+        if isinstance(node, _EVENT_NODES):
+            raise semantic_error(
+                "an event pattern stands in the WHERE group itself, not inside another pattern",
+                node.pos,
+            )
+
+
+def _no_modifiers(query: ast.Query) -> None:
+    if query.group_by or query.having or query.order_by or query.values is not None:
+        raise semantic_error(
+            "GROUP BY, HAVING, ORDER BY and VALUES with an event pattern are not compiled yet",
+            query.pos,
+        )
+    if query.limit is not None or query.offset is not None:
+        raise semantic_error("LIMIT and OFFSET with an event pattern are not compiled yet", None)
+
+
+def _bound(group: ast.Group) -> set[str]:
+    """The variables a group may bind: those of its patterns, not of its FILTERs or MINUS;
+    a sub-select binds its projection."""
+    names: set[str] = set()
+    stack: list[ast.Node] = [group]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Var):
+            names.add(node.name)
+        elif isinstance(node, ast.SubSelect):
+            projection = node.select.projection
+            if projection is None:
+                stack.append(node.where)
+            else:
+                names.update(i.name if isinstance(i, ast.Var) else i.var.name for i in projection)
+        elif isinstance(node, ast.Bind):
+            names.add(node.var.name)
+        elif isinstance(node, ep.Is) and isinstance(node.left, ast.Var):
+            names.add(node.left.name)
+        elif not isinstance(node, ast.Filter | ast.Minus | ast.Exists):
+            stack.extend(node.children())
+        elif isinstance(node, ast.Filter):
+            stack.extend(n for n in node.walk() if isinstance(n, ep.Is))
+    return names
+
+
+def _form(query: ast.Query, printer: Printer) -> QueryForm:
+    """The query form; a SELECT's aliases as expressions (used when the R2R is an event
+    pattern: over a graph pattern they are in its sub-select and :func:`_plain` drops them)."""
+    form = query.form
+    if isinstance(form, ast.Select):
+        names = tuple(
+            item.name if isinstance(item, ast.Var) else item.var.name
+            for item in form.projection or ()
+        )
+        expressions = tuple(
+            (item.var.name, printer.expr(item.expr, 0))
+            for item in form.projection or ()
+            if isinstance(item, ast.Alias)
+        )
+        return Select(names, form.distinct, expressions)
+    if isinstance(form, ast.Construct):
+        return Construct("\n".join(printer.triples(t, 0) + " ." for t in form.template))
+    if isinstance(form, ast.Ask):
+        return Ask()
+    raise semantic_error(
+        "DESCRIBE is not a form of continuous query (RSP-QL, Query Form: SELECT, CONSTRUCT, ASK)",
+        form.pos,
+    )
+
+
+def _plain(form: QueryForm) -> QueryForm:
+    """``form`` without a SELECT's expressions (a graph pattern's sub-select computes them)."""
+    return Select(form.variables, form.distinct) if isinstance(form, Select) else form
+
+
+def _output(query: ast.Query, dialect: Dialect) -> Output:
+    feedback = dialect.name == "epsparql" and isinstance(query.form, ast.Construct)
+    register = query.register if isinstance(query, s.StreamQuery) else None
+    if register is None or register.query:
+        return Output(None, feedback)
+    name = register.name
+    if isinstance(name, ast.Var):
+        raise semantic_error(
+            f"the output stream ?{name.name} is a variable; a plan needs an IRI", name.pos
+        )
+    return Output(name.value if isinstance(name, ast.Iri) else name, feedback)

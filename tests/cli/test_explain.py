@@ -1,0 +1,174 @@
+"""``rsep explain``: dialect, plan, parameters with their sources, automaton; errors exit 1."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lang"))
+
+from test_dialect_grammars import KNOWN_BAD, SHARED_CASES
+from test_stream_checks import KNOWN_INVALID
+
+from rsep.cli import main as cli
+
+RSPQL = """PREFIX : <http://example.org/>
+PRAGMA window.report = content_change
+REGISTER ISTREAM :out AS
+SELECT ?s
+FROM NAMED WINDOW :w ON :S [RANGE PT10S STEP PT2S]
+WHERE { WINDOW :w { ?s :p ?o } }
+"""
+
+SPASEQ = """PREFIX : <http://e/>
+SELECT ?h
+WITHIN 10 SECONDS
+FROM STREAM S1 <http://e/s1>
+WHERE {
+  SEQ (A; B)
+  DEFINE GPM A ON S1 { ?h :a ?x . }
+  DEFINE GPM B ON S1 { ?h :b ?y . }
+}
+"""
+
+
+def explain(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, *args: str
+) -> tuple[int, str, str]:
+    query = tmp_path / "query.rq"
+    query.write_text(text, encoding="utf-8")
+    code = cli.main(["explain", str(query), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def row(out: str, name: str) -> str:
+    """The row of parameter ``name``: value, source and note, single-spaced."""
+    section = out.split("\nparameters\n", 1)[1]
+    line = next(x for x in section.splitlines() if x.startswith(f"  {name} "))
+    return " ".join(line.split()[1:])
+
+
+def test_explain_prints_dialect_plan_and_every_parameter_with_its_source(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = explain(capsys, tmp_path, RSPQL, "--set", "window.t0=2s")
+    assert (code, err) == (0, "")
+    first = out.splitlines()[0]
+    assert first.startswith("dialect rspql (RSP-QL): detected from the text, cue ")
+    assert "window        <http://example.org/w> on <http://example.org/S>" in out
+    assert "output   stream <http://example.org/out>" in out
+    assert row(out, "window.report") == (
+        "content_change query text line 2, column 1: PRAGMA window.report = content_change"
+    )
+    assert row(out, "r2s") == "istream query text line 3, column 1: ISTREAM"
+    assert row(out, "window.t0") == "2000 command line --set window.t0=2s"
+    assert row(out, "window.present").startswith("closing profile profile csparql: ")
+    assert row(out, "selection").startswith("unrestricted dialect default RSP-QL: ")
+    assert row(out, "max_runs").startswith("100000 built-in ")
+
+
+def test_profile_and_dialect_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = explain(capsys, tmp_path, RSPQL, "--profile", "none", "--dialect", "rsepql")
+    assert code == 0
+    assert out.splitlines()[0] == "dialect rsepql (RSEP-QL): given by --dialect"
+    assert row(out, "profile") == "none command line --profile none"
+    assert row(out, "window.present").startswith("latest dialect default RSEP-QL: ")
+
+
+def test_spaseq_explain_shows_the_automaton(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = explain(capsys, tmp_path, SPASEQ)
+    assert code == 0 and out.startswith("dialect spaseq (SPAseq)")
+    automaton = out.split("\nautomaton\n", 1)[1]
+    assert "SEQ(A; B) (within 10s)" in automaton
+    assert "-take->" in automaton and "-ignore->" in automaton
+
+
+def test_query_from_standard_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("SELECT * WHERE { ?s ?p ?o }"))
+    assert cli.main(["explain", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("dialect sparql (SPARQL 1.1): no cue of a streaming dialect\nplan\n")
+
+
+def test_syntax_error_with_caret_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = explain(capsys, tmp_path, "SELECT * WHERE {\n  ?s ?p \n}")
+    assert code == cli.EXIT_USER_ERROR and out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith("rsep: error: line 3, column 1: found '}'")
+    assert lines[1:] == ["  }", "  ^"]
+
+
+def test_semantic_error_is_one_sentence_with_position(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = explain(capsys, tmp_path, "PRAGMA r2s = xstream\nSELECT * WHERE { ?s ?p ?o }")
+    assert code == cli.EXIT_USER_ERROR
+    assert err == (
+        "rsep: error: line 1, column 1: PRAGMA r2s = xstream: 'xstream' is not allowed "
+        "(unknown R2S 'xstream'); allowed: rstream | istream | dstream\n"
+    )
+
+
+def test_bad_set_value_and_form(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = explain(capsys, tmp_path, RSPQL, "--set", "r2s=xstream")
+    assert code == cli.EXIT_USER_ERROR
+    assert err == (
+        "rsep: error: parameter r2s: 'xstream' is not allowed (unknown R2S 'xstream'); "
+        "allowed: rstream | istream | dstream\n"
+    )
+    code, _, err = explain(capsys, tmp_path, RSPQL, "--set", "r2s")
+    assert code == cli.EXIT_USER_ERROR and "expected NAME=VALUE" in err
+    assert cli.main(["explain", str(tmp_path / "missing.rq")]) == cli.EXIT_USER_ERROR
+    assert "cannot read the query" in capsys.readouterr().err
+
+
+CORPUS = [c for c in SHARED_CASES if c.start == "query_unit" and c.dialect]
+
+
+def test_explain_every_shared_corpus_query(
+    shared_data: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each query of the shared corpus, through the command line with its dialect detected:
+    explained (exit 0), or, for the known-invalid ones, their asserted message (exit 1)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for case in CORPUS:
+        if case.id in KNOWN_BAD:
+            continue
+        code, out, err = explain(capsys, tmp_path, case.text())
+        if case.id in KNOWN_INVALID:
+            assert (code, err) == (1, f"rsep: error: {KNOWN_INVALID[case.id]}\n"), case.id
+            counts[case.folder, "invalid"] += 1
+            continue
+        assert code == 0, (case.id, err)
+        assert out.startswith(f"dialect {case.dialect} "), case.id
+        counts[case.folder, "explained"] += 1
+    folders = sorted({folder for folder, _ in counts})
+    print(
+        "\n".join(f"{f:34} {counts[f, 'explained']:>4} {counts[f, 'invalid']:>3}" for f in folders)
+    )
+    assert sum(counts[f, "explained"] for f in folders) >= 100
+
+
+def test_the_explain_example_in_the_docs_is_current(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, repo_root: Path
+) -> None:
+    """docs/languages.md, "How parameters are layered": the query and its explain output."""
+    docs = (repo_root / "docs" / "languages.md").read_text(encoding="utf-8")
+    section = docs.split("### How parameters are layered", 1)[1].split("\n## ", 1)[0]
+    blocks = section.split("```\n")[1::2]
+    query, shown = blocks[0], blocks[1]
+    command, expected = shown.split("\n", 1)
+    assert command == "$ rsep explain qex.rspql --set window.present=latest"
+    code, out, _ = explain(capsys, tmp_path, query, "--set", "window.present=latest")
+    assert code == 0 and out == expected
