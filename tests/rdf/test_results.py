@@ -75,3 +75,10 @@ def test_select_results_roundtrip(rows: list[tuple[int, dict[str, object]]]) -> 
     results = [SelectResult(t, b) for t, b in rows]  # type: ignore[arg-type]
     _, back = roundtrip(results)
     assert back == results
+
+
+def test_line_breaking_characters_stay_on_one_line() -> None:
+    result = SelectResult(0, {"a": Literal("x\x85y\u2028z\x0c")})
+    text, back = roundtrip([result])
+    assert len(text.splitlines()) == 1
+    assert back == [result]

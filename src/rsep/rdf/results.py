@@ -67,11 +67,18 @@ class AskResult:
 Result = SelectResult | ConstructResult | AskResult
 
 
+# Characters that str.splitlines() and other readers take as line breaks; JSON allows them
+# raw inside strings, so they are escaped to keep one result per line.
+_LINE_BREAKS = {c: f"\\u{ord(c):04x}" for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+_ESCAPE = str.maketrans(_LINE_BREAKS)
+
+
 def write_results(results: Iterable[Result], out: IO[str]) -> int:
-    """Write results as JSON Lines; return how many were written."""
+    """Write results as JSON Lines, one per line whatever the terms hold; return the count."""
     count = 0
     for result in results:
-        out.write(json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+        text = json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
+        out.write(text.translate(_ESCAPE) + "\n")
         count += 1
     return count
 
