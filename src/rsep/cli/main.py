@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Sequence
 
 import rsep
-from rsep.cli import convert, explain
+from rsep.cli import check, convert, explain, run
 from rsep.errors import UserError
 
 EXIT_OK = 0
@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     convert.add_parser(commands)
     explain.add_parser(commands)
+    run.add_parser(commands)
+    check.add_parser(commands)
     return parser
 
 

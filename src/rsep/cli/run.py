@@ -1,0 +1,216 @@
+"""``rsep run QUERY``: evaluate a continuous query over finite streams and write its results.
+
+The query is parsed (``--dialect``, or detected), compiled to a plan (``--set``,
+``--profile``), and evaluated by an engine over the streams and graphs given:
+
+- ``--stream IRI=FILE`` (repeatable): the events of stream ``IRI`` from a stream file in any
+  format of :mod:`rsep.rdf.formats`, detected by its extension (TriG, N-Quads, timestamped
+  N-Triples, JSON-LD, SPAseq descriptions), or a folder of CSR-Bench ``data_NN.ttl`` files
+  (one event at NN s, :func:`rsep.semantics.csrbench.read_stream`). Files given for one IRI
+  are merged in time order;
+- ``--graph IRI=FILE`` (repeatable): a static graph (Turtle, N-Triples, RDF/XML…) or, for a
+  ``.trig`` file, a time-varying graph (:func:`rsep.semantics.read_time_varying_graph`).
+
+``--engine reference`` is the oracle (:func:`rsep.semantics.evaluate`, RSP-QL Def. 24): the
+only engine for now; the Spark engine comes with issue 6. Results are JSON Lines
+(:mod:`rsep.rdf.results`) on standard output or in ``--out``. Bad input exits 1 with
+``file:line: reason``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rsep.algebra.compile import compile_query
+from rsep.algebra.params import Profile
+from rsep.algebra.plan import Plan
+from rsep.errors import UserError
+from rsep.lang import detect_dialect, get_dialect, parse_query
+from rsep.rdf.event import Event, Stream, StreamSet
+from rsep.rdf.formats import read_events
+from rsep.rdf.results import write_results
+from rsep.semantics import evaluate, read_graph, read_time_varying_graph
+from rsep.semantics.graph import Graph, TimeVaryingGraph
+
+ENGINES = ("reference",)
+"""The engines ``--engine`` takes."""
+
+
+def add_data_arguments(p: Any) -> None:
+    """The query, dialect, parameter, stream and graph options ``run`` and ``check`` share."""
+    p.add_argument("query", metavar="QUERY", help="query file, or - for standard input")
+    p.add_argument("--dialect", metavar="NAME", help="read the query in this dialect")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set an operational parameter (repeatable); beats the query text",
+    )
+    p.add_argument(
+        "--stream",
+        dest="streams",
+        action="append",
+        default=[],
+        metavar="IRI=FILE",
+        help="the events of stream IRI (any stream format, by extension; repeatable)",
+    )
+    p.add_argument(
+        "--graph",
+        dest="graphs",
+        action="append",
+        default=[],
+        metavar="IRI=FILE",
+        help="a static graph (Turtle, N-Triples…) or a time-varying graph (.trig); repeatable",
+    )
+
+
+def add_parser(commands: Any) -> None:
+    """Register ``rsep run``."""
+    p = commands.add_parser(
+        "run",
+        help="evaluate a continuous query over stream files and write JSON Lines results",
+        description=(
+            "Parse and compile QUERY, read the streams and graphs, evaluate the query with "
+            "the engine and write the results as JSON Lines (docs/semantics.md)."
+        ),
+    )
+    add_data_arguments(p)
+    p.add_argument(
+        "--engine",
+        default="reference",
+        metavar="NAME",
+        help="reference: the oracle (RSP-QL's semantics, literal and slow); the default",
+    )
+    p.add_argument(
+        "--profile",
+        choices=[profile.value for profile in Profile],
+        help="engine profile whose reporting conventions to follow (default: the dialect's)",
+    )
+    p.add_argument("--start", type=int, metavar="MS", help="first instant evaluated (ms)")
+    p.add_argument("--until", type=int, metavar="MS", help="last instant evaluated (ms)")
+    p.add_argument("--out", type=Path, metavar="FILE", help="write the results here")
+    p.set_defaults(run=run)
+
+
+def _pair(item: str, option: str) -> tuple[str, Path]:
+    iri, sep, path = item.partition("=")
+    iri = iri.strip().removeprefix("<").removesuffix(">")
+    if not sep or not iri or not path:
+        raise UserError(f"{option} takes IRI=FILE, not {item!r}")
+    return iri, Path(path)
+
+
+def settings(pairs: list[str]) -> dict[str, str]:
+    """``--set NAME=VALUE`` pairs as a mapping."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"--set {pair!r}: expected NAME=VALUE, e.g. --set r2s=istream")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def read_query(query: str) -> str:
+    """The text of the query file (``-``: standard input)."""
+    if query == "-":
+        return sys.stdin.read()
+    try:
+        return Path(query).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read the query {query}: {exc.strerror or exc}") from None
+
+
+def plan_of(args: argparse.Namespace) -> Plan:
+    """The plan of the command's query, dialect, ``--set`` and ``--profile``."""
+    text = read_query(args.query)
+    dialect = get_dialect(args.dialect) if args.dialect else detect_dialect(text)
+    query = parse_query(text, dialect)
+    return compile_query(
+        query, dialect, overrides=settings(args.settings), profile=getattr(args, "profile", None)
+    )
+
+
+def read_streams(items: list[str]) -> StreamSet:
+    """The streams of ``--stream IRI=FILE`` options (module docstring)."""
+    from rsep.semantics.csrbench import is_csrbench_data, read_stream
+
+    grouped: dict[str, list[Event]] = {}
+    for item in items:
+        iri, path = _pair(item, "--stream")
+        if is_csrbench_data(path):
+            events = list(read_stream(path, iri)[iri])
+        else:
+            events = list(read_events(path, stream=iri))
+        for event in events:
+            if event.stream != iri:  # a format that names its stream
+                event = Event(iri, event.t_start, event.t_end, event.graph, event.id)
+            grouped.setdefault(iri, []).append(event)
+    return StreamSet(
+        Stream(iri, tuple(sorted(events, key=lambda e: e.t_start)))
+        for iri, events in grouped.items()
+    )
+
+
+def read_graphs(items: list[str]) -> dict[str, Graph | TimeVaryingGraph]:
+    """The graphs of ``--graph IRI=FILE`` options: a ``.trig`` file is a time-varying
+    graph, any other RDF file a static graph."""
+    graphs: dict[str, Graph | TimeVaryingGraph] = {}
+    for item in items:
+        iri, path = _pair(item, "--graph")
+        if iri in graphs:
+            raise UserError(f"--graph {iri} given twice")
+        if not path.exists():
+            raise UserError(f"{path}: no such file")
+        name = path.name.lower().removesuffix(".gz")
+        graphs[iri] = read_time_varying_graph(path) if name.endswith(".trig") else read_graph(path)
+    return graphs
+
+
+def check_engine(name: str) -> None:
+    """Refuse an engine other than ``reference``."""
+    if name not in ENGINES:
+        raise UserError(
+            f"unknown engine {name!r}: only 'reference' (the oracle) runs for now; "
+            "the Spark engine comes with issue 6"
+        )
+
+
+def _write(
+    args: argparse.Namespace,
+    plan: Plan,
+    streams: StreamSet,
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+) -> int:
+    results = evaluate(plan, streams, graphs, args.until, start=args.start)
+    if args.out is None:
+        try:
+            write_results(results, sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader (| head) has gone: not an error
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    try:
+        with args.out.open("w", encoding="utf-8") as out:
+            count = write_results(results, out)
+    except OSError as exc:
+        raise UserError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"{count} result(s) written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate the query and write its results."""
+    check_engine(args.engine)
+    plan = plan_of(args)
+    streams = read_streams(args.streams)
+    graphs = read_graphs(args.graphs)
+    return _write(args, plan, streams, graphs)
