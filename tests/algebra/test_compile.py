@@ -53,7 +53,7 @@ from rsep.rdf.results import SelectResult
 from rsep.semantics import ContinuousQuery
 
 EX = "http://example.org/"
-QUERY_CASES = [c for c in [*SHARED_CASES, *PAPER_CASES] if c.start == "query_unit" and c.dialect]
+QUERY_CASES = [c for c in [*SHARED_CASES, *PAPER_CASES] if c.start == "query_unit"]
 
 
 def _prefixes(case: Case) -> dict[str, str] | None:

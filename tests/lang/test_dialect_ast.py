@@ -160,8 +160,6 @@ def round_trip(dialect: Dialect, node: Any, start: str = "query_unit", **kw: Any
 
 
 def _corpus_case(case: Case) -> tuple[Dialect, Any]:
-    if not case.dialect:
-        pytest.skip("RDFox syntax is not one of rsep's dialects")
     if case.id in KNOWN_BAD:
         pytest.skip(f"rejected by the grammar: {KNOWN_BAD[case.id]}")
     dialect = get_dialect(case.dialect)
@@ -176,10 +174,10 @@ def test_corpus_query_builds_and_round_trips(case: Case) -> None:
 
 
 def test_corpus_round_trip_report(shared_data: Path) -> None:
-    """Per folder: built / round-tripped / queries (known-bad and RDFox ones not counted)."""
+    """Per folder: built / round-tripped / queries (known-bad ones not counted)."""
     counts: Counter[tuple[str, str]] = Counter()
     for case in CASES:
-        if not case.dialect or case.id in KNOWN_BAD:
+        if case.id in KNOWN_BAD:
             continue
         counts[case.folder, "total"] += 1
         dialect = get_dialect(case.dialect)
@@ -551,6 +549,42 @@ def test_csparql_registration_and_from_stream() -> None:
     assert stream.dataset == (FromStream(Iri("http://s"), CountWindow(10)),)
     unregistered = identity("csparql", "SELECT ?s FROM STREAM <http://s> [RANGE 1s] { ?s ?p ?o }")
     assert type(unregistered) is Query
+
+
+# RDFox (CSR-Bench-Aligned) ----------------------------------------------------------------------
+
+
+def test_rdfox_dynamic_streams_are_csparql_from_stream() -> None:
+    """``FROM dynamic stream <s> [range … step …]`` before SELECT builds C-SPARQL's
+    FROM STREAM node, first in the dataset, and prints before the query form."""
+    query = identity(
+        "rdfox",
+        "PREFIX : <http://example.org/> FROM dynamic stream <http://s> "
+        "[range 1000ms step 1000ms] FROM DYNAMIC STREAM <http://t> [RANGE 5s STEP 1s] "
+        "SELECT ?s FROM <http://g> WHERE { ?s :p ?o }",
+        printed="PREFIX : <http://example.org/>\n"
+        "FROM dynamic stream <http://s> [RANGE 1000ms STEP 1000ms]\n"
+        "FROM dynamic stream <http://t> [RANGE 5s STEP 1s]\n"
+        "SELECT ?s\nFROM <http://g>\nWHERE {\n  ?s :p ?o .\n}\n",
+    )
+    assert query == Query(
+        prologue=(Prefix("", EX),),
+        form=Select((v("s"),)),
+        dataset=(
+            FromStream(Iri("http://s"), TimeWindow(ms(1000), ms(1000))),
+            FromStream(Iri("http://t"), TimeWindow(ms(5000), ms(1000))),
+            ast.From(Iri("http://g")),
+        ),
+        where=group(bgp(t(v("s"), i("p"), v("o")))),
+    )
+    csparql = get_dialect("csparql").parse_query(
+        "REGISTER QUERY q AS PREFIX : <http://example.org/> SELECT ?s "
+        "FROM STREAM <http://s> [RANGE 1s STEP 1s] FROM STREAM <http://t> [RANGE 5s STEP 1s] "
+        "FROM <http://g> WHERE { ?s :p ?o }"
+    )
+    assert csparql.dataset == query.dataset
+    with pytest.raises(ValueError, match="before the other dataset clauses"):
+        to_text(query.replace(dataset=tuple(reversed(query.dataset))), "rdfox")
 
 
 # CQELS-QL ------------------------------------------------------------------------------------
@@ -1044,6 +1078,7 @@ csparql_queries = queries(
         st.none() | durations(),
     ),
 )
+rdfox_queries = queries(fillers, st.builds(FromStream, names, windows()))
 cqels_queries = queries(groups_with(st.builds(StreamPattern, names | words, windows(), fillers)))
 
 triple_lists = tuples_of(st.builds(t, words, names | words, words))
@@ -1211,6 +1246,7 @@ cqelscep_queries = queries(
 RANDOM = {
     "rspql": rspql_queries,
     "csparql": csparql_queries,
+    "rdfox": rdfox_queries,
     "cqels": cqels_queries,
     "rsepql": rsepql_queries,
     "epsparql": epsparql_queries,

@@ -192,13 +192,16 @@ def _grammar(file: str) -> str:
 # The explicit order in which cues are tried: the most specific constructs first, so a
 # query that mixes cues (an RSEP-QL query has FROM NAMED WINDOW, like RSP-QL; CQELS-CEP
 # queries use RSP-QL's window declarations; a SPAseq query has FROM STREAM, like C-SPARQL)
-# goes to the dialect that owns the rarer construct. SPARQL, without cues, comes last.
+# goes to the dialect that owns the rarer construct; RDFox's FROM dynamic stream <s> [...]
+# comes before CQELS-QL, whose cue STREAM <s> [ not after FROM it also shows. SPARQL, without
+# cues, comes last.
 DETECTION_ORDER = (
     "spaseq",
     "rsepql",
     "cqelscep",
     "epsparql",
     "rspql",
+    "rdfox",
     "csparql",
     "cqels",
     "sparql",
