@@ -128,7 +128,8 @@ def test_bad_set_value_and_form(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "allowed: rstream | istream | dstream\n"
     )
     code, _, err = explain(capsys, tmp_path, RSPQL, "--set", "r2s")
-    assert code == cli.EXIT_USER_ERROR and "expected NAME=VALUE" in err
+    assert code == cli.EXIT_USER_ERROR
+    assert err == "rsep: error: --set takes NAME=VALUE, e.g. --set r2s=istream, not 'r2s'\n"
     assert cli.main(["explain", str(tmp_path / "missing.rq")]) == cli.EXIT_USER_ERROR
     assert "cannot read the query" in capsys.readouterr().err
 

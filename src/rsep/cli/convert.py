@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rsep.cli.options import pair
 from rsep.errors import BadRecords, OnError, UserError
 
 
@@ -80,9 +81,7 @@ def run(args: argparse.Namespace) -> int:
     mapping = load_mapping(args.mapping)
     lookups: dict[str, Path] = {}
     for item in args.lookup:
-        name, sep, path = item.partition("=")
-        if not sep:
-            raise UserError(f"--lookup takes NAME=PATH, not {item!r}")
+        name, path = pair(item, "--lookup", "NAME=PATH")
         lookups[name] = Path(path)
     base = args.inputs[0] if args.inputs[0].is_dir() else args.inputs[0].parent
     mapper = mapping.bind(lookups, base=base)

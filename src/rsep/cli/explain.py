@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import explain
-from rsep.errors import UserError
+from rsep.cli.options import read_query, settings
 from rsep.lang import parse_query
 from rsep.lang.dialects import Dialect, all_dialects, cue_text, get_dialect
 
@@ -71,29 +70,10 @@ def detection(text: str, name: str | None) -> tuple[Dialect, str]:
     return dialect, f"dialect sparql ({dialect.title}): no cue of a streaming dialect"
 
 
-def _settings(pairs: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise UserError(f"--set {pair!r}: expected NAME=VALUE, e.g. --set r2s=istream")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def _read(query: str) -> str:
-    if query == "-":
-        return sys.stdin.read()
-    try:
-        return Path(query).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot read the query {query}: {exc.strerror or exc}") from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Print the dialect and the plan of the query."""
-    text = _read(args.query)
-    overrides = _settings(args.settings)
+    text = read_query(args.query)
+    overrides = settings(args.settings)
     dialect, how = detection(text, args.dialect)
     query = parse_query(text, dialect)
     plan = compile_query(query, dialect, overrides=overrides, profile=args.profile)

@@ -29,6 +29,7 @@ from typing import Any
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
+from rsep.cli.options import pair, read_query, settings
 from rsep.errors import UserError
 from rsep.lang import detect_dialect, get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
@@ -99,33 +100,9 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _pair(item: str, option: str) -> tuple[str, Path]:
-    iri, sep, path = item.partition("=")
-    iri = iri.strip().removeprefix("<").removesuffix(">")
-    if not sep or not iri or not path:
-        raise UserError(f"{option} takes IRI=FILE, not {item!r}")
+def _file_pair(item: str, option: str) -> tuple[str, Path]:
+    iri, path = pair(item, option)
     return iri, Path(path)
-
-
-def settings(pairs: list[str]) -> dict[str, str]:
-    """``--set NAME=VALUE`` pairs as a mapping."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise UserError(f"--set {pair!r}: expected NAME=VALUE, e.g. --set r2s=istream")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def read_query(query: str) -> str:
-    """The text of the query file (``-``: standard input)."""
-    if query == "-":
-        return sys.stdin.read()
-    try:
-        return Path(query).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot read the query {query}: {exc.strerror or exc}") from None
 
 
 def plan_of(args: argparse.Namespace) -> Plan:
@@ -144,7 +121,7 @@ def read_streams(items: list[str]) -> StreamSet:
 
     grouped: dict[str, list[Event]] = {}
     for item in items:
-        iri, path = _pair(item, "--stream")
+        iri, path = _file_pair(item, "--stream")
         if is_csrbench_data(path):
             events = list(read_stream(path, iri)[iri])
         else:
@@ -164,7 +141,7 @@ def read_graphs(items: list[str]) -> dict[str, Graph | TimeVaryingGraph]:
     graph, any other RDF file a static graph."""
     graphs: dict[str, Graph | TimeVaryingGraph] = {}
     for item in items:
-        iri, path = _pair(item, "--graph")
+        iri, path = _file_pair(item, "--graph")
         if iri in graphs:
             raise UserError(f"--graph {iri} given twice")
         if not path.exists():

@@ -1,0 +1,32 @@
+"""Command-line values every sub-command reads the same way: ``NAME=VALUE`` pairs, queries."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rsep.errors import UserError
+
+
+def pair(item: str, option: str, shape: str = "IRI=FILE") -> tuple[str, str]:
+    """Split ``NAME=VALUE`` of ``option`` (an IRI name may be written in ``<…>``)."""
+    name, sep, value = item.partition("=")
+    name = name.strip().removeprefix("<").removesuffix(">")
+    if not sep or not name or not value.strip():
+        raise UserError(f"{option} takes {shape}, not {item!r}")
+    return name, value.strip()
+
+
+def settings(pairs: list[str]) -> dict[str, str]:
+    """``--set NAME=VALUE`` pairs as a mapping (the last one for a name wins)."""
+    return dict(pair(item, "--set", "NAME=VALUE, e.g. --set r2s=istream") for item in pairs)
+
+
+def read_query(query: str) -> str:
+    """The text of the query file (``-``: standard input)."""
+    if query == "-":
+        return sys.stdin.read()
+    try:
+        return Path(query).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read the query {query}: {exc.strerror or exc}") from None
