@@ -45,6 +45,7 @@ __all__ = ["UNNAMED_WINDOW", "Instant", "StreamingDataset", "unnamed_window"]
 
 _UNCHANGED = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
 _PROBE = NamedNode("urn:rsep:probe")
+_MAX_CACHED_INSTANTS = 256
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class StreamingDataset:
     streams: Mapping[str, Stream]
     graphs: Mapping[str, TimeVaryingGraph]
     _stored: dict[Literal, Literal] = field(default_factory=dict, compare=False, repr=False)
+    _instants: dict[object, Instant] = field(default_factory=dict, compare=False, repr=False)
+    _quads: dict[tuple[Triple, str], Quad] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(
@@ -178,17 +181,37 @@ class StreamingDataset:
         """The instantaneous dataset at ``t`` (:meth:`store`) with the map back from
         normalised literals to the data's own; a :class:`~rsep.errors.UserError` if two
         distinct literals of the data would become one term in the store."""
-        store = Store()
         default = self.default_graph(t, previous)
-        quads = [_quad(triple, DefaultGraph()) for triple in default]
+        named = self.named_graphs(t, previous)
+        # The same contents recur across instants (and across the t0 values `rsep check`
+        # tries); a store is only queried, so one built for equal graphs is reused.
+        key = (default, frozenset(named.items()))
+        known = self._instants.get(key)
+        if known is not None:
+            return Instant(t, known.store, known.originals)
+        store = Store()
+        quads = [self._quad(triple, "") for triple in default]
         literals = {x.object for x in default if isinstance(x.object, Literal)}
-        for iri, graph in self.named_graphs(t, previous).items():
-            name = NamedNode(iri)
-            store.add_graph(name)
-            quads.extend(_quad(triple, name) for triple in graph)
+        for iri, graph in named.items():
+            store.add_graph(NamedNode(iri))
+            quads.extend(self._quad(triple, iri) for triple in graph)
             literals.update(x.object for x in graph if isinstance(x.object, Literal))
         store.extend(quads)
-        return Instant(t, store, self._originals(literals, t))
+        instant = Instant(t, store, self._originals(literals, t))
+        if len(self._instants) >= _MAX_CACHED_INSTANTS:
+            self._instants.clear()
+        self._instants[key] = instant
+        return instant
+
+    def _quad(self, triple: Triple, graph: str) -> Quad:
+        """``triple`` in graph ``graph`` ("" for the default graph), built once: windows
+        overlap, so the same quads enter the stores of many instants."""
+        key = (triple, graph)
+        quad = self._quads.get(key)
+        if quad is None:
+            name = NamedNode(graph) if graph else DefaultGraph()
+            quad = self._quads[key] = Quad(triple.subject, triple.predicate, triple.object, name)
+        return quad
 
     def _originals(self, literals: Iterable[Literal], t: int) -> dict[Literal, Literal]:
         """Stored form -> data's literal, for the literals normalisation changes; refuses
@@ -236,7 +259,3 @@ class StreamingDataset:
         for graph in self.graphs.values():
             found.update(graph.changes())
         return frozenset(found)
-
-
-def _quad(triple: Triple, graph: NamedNode | DefaultGraph) -> Quad:
-    return Quad(triple.subject, triple.predicate, triple.object, graph)
