@@ -261,7 +261,7 @@ class _SharedQuery(ContinuousQuery):
         self._memo = memo
         self._terms = terms
 
-    def _solutions(self, t: int, previous: int | None) -> list[Solution]:
+    def solutions(self, t: int, previous: int | None) -> list[Solution]:
         sds = self.dataset
         key = (
             tuple(tuple(id(e) for e in sds.content(w, t, previous)) for w in sds.windows),
@@ -269,7 +269,7 @@ class _SharedQuery(ContinuousQuery):
         )
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = super()._solutions(t, previous)
+            found = self._memo[key] = super().solutions(t, previous)
         return found
 
 

@@ -99,9 +99,12 @@ class ContinuousQuery:
             head = ("SELECT DISTINCT " if form.distinct else "SELECT ") + names
         return f"{head}\nWHERE {{\n{self.pattern.text}\n}}"
 
-    def _solutions(self, t: int, previous: int | None) -> list[Solution]:
+    def solutions(self, t: int, previous: int | None) -> list[Solution]:
         """Ψ(t) (RSP-QL Def. 17-19) as mappings to N-Triples text, the form R2S compares;
-        each term is remembered so that results carry the term itself."""
+        each term is remembered so that results carry the term itself.
+
+        Every evaluation goes through this method, so a subclass may memoise it (the
+        correctness checker does, across the t0 values it tries)."""
         instant = self.dataset.instant(t, previous)
         try:
             found = instant.store.query(self.sparql())
@@ -133,7 +136,7 @@ class ContinuousQuery:
         instant, which only the ``all_ended`` present rule reads."""
         return [
             {name: self._terms[text] for name, text in mu.items()}
-            for mu in self._solutions(t, previous)
+            for mu in self.solutions(t, previous)
         ]
 
     # Def. 23: when ----------------------------------------------------------------------
@@ -160,7 +163,7 @@ class ContinuousQuery:
         before: list[Solution] | None = None
         previous: int | None = None
         for t in self.evaluation_instants(start, until):
-            psi = self._solutions(t, previous)
+            psi = self.solutions(t, previous)
             streamed = [mu for mu, _ in r2s.apply(before, psi, t)]
             answer = self._format(streamed, t)
             if report_empty or not answer.empty:
