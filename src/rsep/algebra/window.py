@@ -32,6 +32,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import Enum
+from typing import ClassVar
 
 from rsep.algebra.report import ReportPolicy
 
@@ -167,6 +168,9 @@ class WindowFunction(ABC):
     the previous evaluation instant, which only ``ALL_ENDED`` needs.
     """
 
+    cut_at_now: ClassVar[bool] = True
+    """Whether :meth:`content` cuts each present window at ``t``."""
+
     @abstractmethod
     def present(
         self,
@@ -186,8 +190,12 @@ class WindowFunction(ABC):
         t0: int = 0,
         previous: int | None = None,
     ) -> tuple[Extent, ...]:
-        """The readable part of each present window at ``t`` (each cut at ``t``)."""
-        return tuple(w.upto(t) for w in self.present(t, rule, t0=t0, previous=previous))
+        """The readable part of each present window at ``t`` (each cut at ``t``, unless the
+        window's content does not depend on ``t``: :attr:`cut_at_now`)."""
+        present = self.present(t, rule, t0=t0, previous=previous)
+        if not self.cut_at_now:
+            return present
+        return tuple(w.upto(t) for w in present)
 
     @abstractmethod
     def describe(self) -> str:
@@ -354,6 +362,8 @@ class IntervalWindow(WindowFunction):
     t''`` (Sect. 3.2), i.e. ``(t' - 1, t'']``, whatever the evaluation time. SEQ restricts its
     left operand with ``W^⊔[0, t3 - 1] • W`` (Eq. (7))."""
 
+    cut_at_now: ClassVar[bool] = False  # W^⊔(S, t) does not depend on t
+
     start: int
     end: int
 
@@ -374,17 +384,6 @@ class IntervalWindow(WindowFunction):
         """The one interval, whatever ``t`` and the rule."""
         return (Extent(self.start - 1, self.end),)
 
-    def content(
-        self,
-        t: int,
-        rule: PresentRule = PresentRule.LATEST,
-        *,
-        t0: int = 0,
-        previous: int | None = None,
-    ) -> tuple[Extent, ...]:
-        """The interval itself: ``W^⊔(S, t)`` does not depend on ``t``."""
-        return self.present(t, rule)
-
     def describe(self) -> str:
         return f"interval window W^⊔[{self.start}, {self.end}]"
 
@@ -393,6 +392,8 @@ class IntervalWindow(WindowFunction):
 class IdentityWindow(WindowFunction):
     """RSEP-QL's identity window ``W^id(S, t) = S`` (Sect. 3.2): the whole stream; the
     initial active window of MATCH (Sect. 4.2)."""
+
+    cut_at_now: ClassVar[bool] = False  # W^id(S, t) = S, not cut at t
 
     def present(
         self,
@@ -404,17 +405,6 @@ class IdentityWindow(WindowFunction):
     ) -> tuple[Extent, ...]:
         """The unbounded extent."""
         return (Extent(None, None),)
-
-    def content(
-        self,
-        t: int,
-        rule: PresentRule = PresentRule.LATEST,
-        *,
-        t0: int = 0,
-        previous: int | None = None,
-    ) -> tuple[Extent, ...]:
-        """The whole stream, not cut at ``t``: ``W^id(S, t) = S``."""
-        return self.present(t, rule)
 
     def describe(self) -> str:
         return "identity window W^id"
