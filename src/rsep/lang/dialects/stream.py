@@ -39,6 +39,7 @@ from rsep.lang.ast_stream import (
     Window,
     duration,
     duration_text,
+    pragma_value_text,
 )
 from rsep.lang.build import Builder, Children, _Form, _pos, _token_pos
 from rsep.lang.checks import QuerySemanticError
@@ -293,13 +294,9 @@ class StreamPrinter(Printer):
         return f"PRAGMA {pragma.name} = " + ", ".join(self.pragma_value(v) for v in pragma.values)
 
     def pragma_value(self, value: PragmaValue) -> str:
-        """One PRAGMA value."""
-        if isinstance(value, Duration):
-            return duration_text(value)
-        if isinstance(value, PragmaWord):
-            return value.word
-        if isinstance(value, PragmaCall):
-            return f"{value.function}({duration_text(value.arg)})"
+        """One PRAGMA value; terms are printed like any term (prefixed names where they fit)."""
+        if isinstance(value, Duration | PragmaWord | PragmaCall):
+            return pragma_value_text(value)
         return self.expr(value, 0)
 
     # Durations, time points, windows ----------------------------------------------------------
