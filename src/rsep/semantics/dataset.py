@@ -28,7 +28,7 @@ could no longer tell them apart (docs/semantics.md, "The oracle").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, Store, Triple
@@ -37,14 +37,13 @@ from rsep.algebra.plan import UNNAMED_WINDOW, Plan, unnamed_window
 from rsep.algebra.window import NamedWindow
 from rsep.errors import UserError
 from rsep.rdf.event import Event, Stream, StreamSet
-from rsep.rdf.terms import XSD, Term
+from rsep.rdf.terms import Term
 from rsep.semantics.graph import Graph, TimeVaryingGraph, as_time_varying
+from rsep.semantics.store import LiteralForms
 from rsep.semantics.window import Reading, content, snapshot
 
 __all__ = ["UNNAMED_WINDOW", "Instant", "StreamingDataset", "unnamed_window"]
 
-_UNCHANGED = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
-_PROBE = NamedNode("urn:rsep:probe")
 _MAX_CACHED_INSTANTS = 256
 
 
@@ -84,7 +83,7 @@ class StreamingDataset:
     plan: Plan
     streams: Mapping[str, Stream]
     graphs: Mapping[str, TimeVaryingGraph]
-    _stored: dict[Literal, Literal] = field(default_factory=dict, compare=False, repr=False)
+    _forms: LiteralForms = field(default_factory=LiteralForms, compare=False, repr=False)
     _instants: dict[object, Instant] = field(default_factory=dict, compare=False, repr=False)
     _quads: dict[tuple[Triple, str], Quad] = field(default_factory=dict, compare=False, repr=False)
 
@@ -197,7 +196,7 @@ class StreamingDataset:
             quads.extend(self._quad(triple, iri) for triple in graph)
             literals.update(x.object for x in graph if isinstance(x.object, Literal))
         store.extend(quads)
-        instant = Instant(t, store, self._originals(literals, t))
+        instant = Instant(t, store, self._forms.originals(literals, f"at {t} the dataset"))
         if len(self._instants) >= _MAX_CACHED_INSTANTS:
             self._instants.clear()
         self._instants[key] = instant
@@ -213,45 +212,9 @@ class StreamingDataset:
             quad = self._quads[key] = Quad(triple.subject, triple.predicate, triple.object, name)
         return quad
 
-    def _originals(self, literals: Iterable[Literal], t: int) -> dict[Literal, Literal]:
-        """Stored form -> data's literal, for the literals normalisation changes; refuses
-        two literals with one stored form."""
-        typed = [x for x in literals if x.datatype.value not in _UNCHANGED]
-        self._store_forms([x for x in typed if x not in self._stored])
-        originals: dict[Literal, Literal] = {}
-        for literal in typed:
-            stored = self._stored[literal]
-            other = originals.setdefault(stored, literal)
-            if other != literal:
-                raise UserError(
-                    f"at {t} the dataset holds {other} and {literal}, which pyoxigraph "
-                    f"stores as one term, {stored} (it normalises literals: oxigraph issue "
-                    "#526); the oracle cannot evaluate this dataset exactly"
-                )
-        return {stored: literal for stored, literal in originals.items() if stored != literal}
-
     def stored_form(self, literal: Literal) -> Literal:
         """``literal`` as pyoxigraph's store and query results give it back."""
-        if literal.datatype.value in _UNCHANGED:
-            return literal
-        if literal not in self._stored:
-            self._store_forms([literal])
-        return self._stored[literal]
-
-    def _store_forms(self, literals: list[Literal]) -> None:
-        """Learn how pyoxigraph stores each literal: load it and read it back."""
-        if not literals:
-            return
-        probe = Store()
-        probe.extend(
-            Quad(NamedNode(f"urn:rsep:literal:{i}"), _PROBE, literal, DefaultGraph())
-            for i, literal in enumerate(literals)
-        )
-        for quad in probe:
-            index = int(quad.subject.value.rsplit(":", 1)[1])
-            stored = quad.object
-            if isinstance(stored, Literal):
-                self._stored[literals[index]] = stored
+        return self._forms.stored_form(literal)
 
     def changes(self) -> frozenset[int]:
         """The instants at which a time-varying graph of the dataset changes."""
