@@ -19,8 +19,7 @@ from semantics_data import (
     triples_stream,
 )
 
-from rsep.algebra.events import Event as EventPattern
-from rsep.algebra.events import GraphPatternRef, Match
+from rsep.algebra.events import GraphPatternRef
 from rsep.algebra.plan import Ask, Construct, Dataset, Plan, Select
 from rsep.algebra.report import NEW_CONTENT, ReportPolicy
 from rsep.algebra.window import (
@@ -358,13 +357,6 @@ def test_missing_inputs() -> None:
         ContinuousQuery(query, rspql_streams())
     with pytest.raises(UserError, match="no stream given"):
         ContinuousQuery(plan(NEAR, [W]), StreamSet())
-
-
-def test_event_patterns_are_not_evaluated_yet() -> None:
-    event = EventPattern(EX + "w", GraphPatternRef("?x :p ?y", frozenset({"x", "y"})))
-    query = Plan(Select(), Dataset(windows=(W,), streams=(S_NEARBY,)), Match(event))
-    with pytest.raises(UserError, match="event patterns"):
-        ContinuousQuery(query, rspql_streams())
 
 
 def test_interval_items_are_refused() -> None:

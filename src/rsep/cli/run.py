@@ -7,13 +7,15 @@ The query is parsed (``--dialect``, or detected), compiled to a plan (``--set``,
   format of :mod:`rsep.rdf.formats`, detected by its extension (TriG, N-Quads, timestamped
   N-Triples, JSON-LD, SPAseq descriptions), or a folder of CSR-Bench ``data_NN.ttl`` files
   (one event at NN s, :func:`rsep.semantics.csrbench.read_stream`). Files given for one IRI
-  are merged in time order;
+  are merged in time order. ``--stream FILE`` keeps the streams the file names (a SPAseq
+  description of several streams, N-Quads or TriG with ``rsep:stream``);
 - ``--graph IRI=FILE`` (repeatable): a static graph (Turtle, N-Triples, RDF/XML…) or, for a
   ``.trig`` file, a time-varying graph (:func:`rsep.semantics.read_time_varying_graph`).
 
-``--engine reference`` is the oracle (:func:`rsep.semantics.evaluate`, RSP-QL Def. 24): the
-only engine for now; the Spark engine comes with issue 6. Results are JSON Lines
-(:mod:`rsep.rdf.results`) on standard output or in ``--out``. Bad input exits 1 with
+``--engine reference`` is the oracle (:func:`rsep.semantics.evaluate`, RSP-QL Def. 24, and
+the event patterns of RSEP-QL, EP-SPARQL, CQELS-CEP and SPAseq): the only engine for now;
+the Spark engine comes with issue 6. Results are JSON Lines (:mod:`rsep.rdf.results`) on
+standard output or in ``--out``. Bad input exits 1 with
 ``file:line: reason``.
 """
 
@@ -60,7 +62,11 @@ def add_data_arguments(p: Any) -> None:
         action="append",
         default=[],
         metavar="IRI=FILE",
-        help="the events of stream IRI (any stream format, by extension; repeatable)",
+        help=(
+            "the events of stream IRI (any stream format, by extension; repeatable); a "
+            "FILE alone keeps the streams the file names (SPAseq descriptions, N-Quads "
+            "with rsep:stream)"
+        ),
     )
     p.add_argument(
         "--graph",
@@ -121,6 +127,10 @@ def read_streams(items: list[str]) -> StreamSet:
 
     grouped: dict[str, list[Event]] = {}
     for item in items:
+        if "=" not in item or Path(item).exists():  # a file that names its streams
+            for event in read_events(Path(item)):
+                grouped.setdefault(event.stream, []).append(event)
+            continue
         iri, path = _file_pair(item, "--stream")
         if is_csrbench_data(path):
             events = list(read_stream(path, iri)[iri])

@@ -212,6 +212,12 @@ class StreamingDataset:
             quad = self._quads[key] = Quad(triple.subject, triple.predicate, triple.object, name)
         return quad
 
+    @property
+    def forms(self) -> LiteralForms:
+        """How pyoxigraph stores each literal of this dataset (shared with the matchers of
+        event patterns, :class:`~rsep.semantics.store.GraphMatcher`)."""
+        return self._forms
+
     def stored_form(self, literal: Literal) -> Literal:
         """``literal`` as pyoxigraph's store and query results give it back."""
         return self._forms.stored_form(literal)

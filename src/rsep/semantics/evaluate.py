@@ -11,14 +11,21 @@ for each ``t ∈ ET``,
 3. format the output by the query form: SELECT bindings, a CONSTRUCT graph, an ASK
    boolean, each stamped with ``t`` ("Query Form"; :class:`Answer`).
 
-The plan's r2r must be a :class:`~rsep.algebra.events.GraphPatternRef` whose text is a
-SPARQL 1.1 group pattern with full IRIs, reading each window as ``GRAPH <w> { … }``
-(docs/semantics.md, "The oracle"). Event patterns are not evaluated here yet.
+The plan's r2r is a :class:`~rsep.algebra.events.GraphPatternRef` whose text is a SPARQL
+1.1 group pattern with full IRIs, reading each window as ``GRAPH <w> { … }``
+(docs/semantics.md, "The oracle"), or an event pattern of one of the four event languages
+(alone, or joined with a graph pattern: :class:`~rsep.algebra.plan.EventJoin`). Step 1 is
+then the language's own evaluator (:func:`event_evaluation`): RSEP-QL's ``MATCH``
+(:mod:`~rsep.semantics.rsepql`), EP-SPARQL's temporal joins (:mod:`~rsep.semantics.epsparql`),
+CQELS-CEP's event clauses (:mod:`~rsep.semantics.cqelscep`) and SPAseq's sequence expressions
+(:mod:`~rsep.semantics.spaseq`). Event mappings keep their interval ``[t1, t2]`` through the
+streaming operator (two matches of one mapping over different intervals are two answers) and
+into the results; the SELECT's projection and its ``(e AS ?v)`` expressions apply to each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyoxigraph import (
@@ -32,17 +39,27 @@ from pyoxigraph import (
     Variable,
 )
 
-from rsep.algebra.events import GraphPatternRef
+from rsep.algebra.events import (
+    CepSeq,
+    CepWindow,
+    EventPattern,
+    Gpm,
+    GraphPatternRef,
+    Match,
+    StreamBgp,
+)
 from rsep.algebra.passes import apply_profile
-from rsep.algebra.plan import Ask, Construct, Plan, Select
+from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
 from rsep.algebra.r2s import Solution
 from rsep.errors import UserError
 from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
 from rsep.rdf.terms import Term
 from rsep.semantics.dataset import StreamingDataset
+from rsep.semantics.event_mapping import EventEvaluation, EventMapping, Mu
 from rsep.semantics.graph import Graph, TimeVaryingGraph
 from rsep.semantics.report import TimeRange, evaluation_instants, time_range
+from rsep.semantics.store import GraphMatcher
 
 __all__ = ["Answer", "ContinuousQuery", "evaluate"]
 
@@ -76,13 +93,17 @@ class ContinuousQuery:
         graphs: Mapping[str, Graph | TimeVaryingGraph] | None = None,
     ) -> None:
         self.plan = apply_profile(plan)
-        if not isinstance(self.plan.r2r, GraphPatternRef):
-            raise UserError(
-                f"the oracle evaluates graph patterns; this plan's r2r is "
-                f"{type(self.plan.r2r).__name__} (event patterns are not supported yet)"
-            )
-        self.pattern: GraphPatternRef = self.plan.r2r
         self.dataset = StreamingDataset.of(self.plan, streams, graphs or {})
+        self.matcher = GraphMatcher(self.dataset.forms)
+        r2r = self.plan.r2r
+        self.events: EventEvaluation | None = None
+        self.pattern: GraphPatternRef | None = None
+        if isinstance(r2r, GraphPatternRef):
+            self.pattern = r2r
+        else:
+            self.events = event_evaluation(self.plan, self.dataset, self.matcher)
+            if isinstance(r2r, EventJoin) and not _joins_graph(self.events):
+                self.pattern = r2r.graph
         self._terms: dict[str, Term] = {}
         self._empty = Store()
 
@@ -91,20 +112,34 @@ class ContinuousQuery:
     def sparql(self) -> str:
         """The SPARQL 1.1 query evaluated at each instant: the plan's group pattern under
         the SELECT head (for CONSTRUCT and ASK, ``SELECT *``: the streaming operator works
-        on solution mappings, and the query form is applied after it, Def. 24)."""
+        on solution mappings, and the query form is applied after it, Def. 24). Beside an
+        event pattern, the group's own solutions (``SELECT *``), joined with the event
+        pattern's afterwards."""
+        if self.pattern is None:
+            raise UserError("this plan's r2r is an event pattern, not a SPARQL graph pattern")
         form = self.plan.form
         head = "SELECT *"
-        if isinstance(form, Select):
+        if isinstance(form, Select) and self.events is None:
             names = " ".join("?" + v for v in form.variables) or "*"
             head = ("SELECT DISTINCT " if form.distinct else "SELECT ") + names
         return f"{head}\nWHERE {{\n{self.pattern.text}\n}}"
 
     def solutions(self, t: int, previous: int | None) -> list[Solution]:
         """Ψ(t) (RSP-QL Def. 17-19) as mappings to N-Triples text, the form R2S compares;
-        each term is remembered so that results carry the term itself.
+        each term is remembered so that results carry the term itself. An event mapping's
+        interval is kept under the key :data:`INTERVAL` (``"t1 t2"``).
 
         Every evaluation goes through this method, so a subclass may memoise it (the
         correctness checker does, across the t0 values it tries)."""
+        if self.events is None:
+            return [self._remember(mu) for mu in self._graph_solutions(t, previous)]
+        found = self.events.at(t, previous)
+        if self.pattern is not None:
+            found = self._join_graph(found, t, previous)
+        return [self._solution(item) for item in self._project(found)]
+
+    def _graph_solutions(self, t: int, previous: int | None) -> list[Mu]:
+        """The solutions of the plan's SPARQL query over the instantaneous dataset at t."""
         instant = self.dataset.instant(t, previous)
         try:
             found = instant.store.query(self.sparql())
@@ -113,21 +148,79 @@ class ContinuousQuery:
         if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
             raise TypeError("a SELECT query returned no solutions")
         names = [variable.value for variable in found.variables]
-        psi: list[Solution] = []
+        psi: list[Mu] = []
         for row in found:
-            mapping: dict[str, str] = {}
+            mapping: dict[str, Term] = {}
             for name in names:
                 term = row[name]
                 if term is None:
                     continue  # unbound: outside dom(μ) (RSP-QL Def. 3)
                 if not isinstance(term, Term):
                     raise UserError(f"?{name} is bound to an RDF-star triple, not supported")
-                term = instant.original(term)
-                text = str(term)
-                self._terms.setdefault(text, term)
-                mapping[name] = text
-            psi.append(mapping)
+                mapping[name] = instant.original(term)
+            psi.append(Mu(mapping))
         return psi
+
+    def _join_graph(
+        self, found: Sequence[EventMapping | Mu], t: int, previous: int | None
+    ) -> list[EventMapping | Mu]:
+        """The event pattern's answers joined with the graph pattern beside it over the
+        dataset at ``t`` (RSEP-QL Sect. 4.2: ``MATCH E`` is a graph pattern whose solutions
+        join with the group's). An event mapping keeps its interval."""
+        graph = self._graph_solutions(t, previous)
+        joined: list[EventMapping | Mu] = []
+        for item in found:
+            mu = item.mu if isinstance(item, EventMapping) else item
+            for other in graph:
+                if mu.compatible(other):
+                    both = mu.join(other)
+                    joined.append(
+                        EventMapping(both, item.t1, item.t2)
+                        if isinstance(item, EventMapping)
+                        else both
+                    )
+        return joined
+
+    def _project(self, found: Sequence[EventMapping | Mu]) -> list[EventMapping | Mu]:
+        """The SELECT's ``(e AS ?v)`` expressions, projection and DISTINCT applied to each
+        answer of an event pattern (SPARQL 1.1 sec. 18.2.4-18.2.5; EP-SPARQL's
+        ``SELECT ?sum / ?count AS ?average``)."""
+        form = self.plan.form
+        if not isinstance(form, Select):
+            return list(found)
+        out: list[EventMapping | Mu] = []
+        seen: set[EventMapping | Mu] = set()
+        for item in found:
+            mu = item.mu if isinstance(item, EventMapping) else item
+            for name, expression in form.expressions:
+                value = self.matcher.value(expression, mu)
+                if value is not None and name not in mu:
+                    mu = mu.join({name: value})
+            if form.variables:
+                mu = mu.project(form.variables)
+            projected = EventMapping(mu, item.t1, item.t2) if isinstance(item, EventMapping) else mu
+            if form.distinct:
+                if projected in seen:
+                    continue
+                seen.add(projected)
+            out.append(projected)
+        return out
+
+    def _remember(self, mu: Mapping[str, Term]) -> Solution:
+        """``μ`` as N-Triples text; each term remembered for the results."""
+        mapping: dict[str, str] = {}
+        for name, term in mu.items():
+            text = str(term)
+            self._terms.setdefault(text, term)
+            mapping[name] = text
+        return mapping
+
+    def _solution(self, item: EventMapping | Mu) -> Solution:
+        if isinstance(item, EventMapping):
+            solution = self._remember(item.mu)
+            solution[INTERVAL] = f"{item.t1} {item.t2}"
+            return solution
+        return self._remember(item)
 
     def eval(self, t: int, previous: int | None = None) -> list[dict[str, Term]]:
         """``eval(SDS(G_0), SE, t)`` without the streaming operator: the sequence of
@@ -135,7 +228,7 @@ class ContinuousQuery:
         ``t`` (RSP-QL Def. 17-19; RSEP-QL Def. 6). ``previous`` is the previous evaluation
         instant, which only the ``all_ended`` present rule reads."""
         return [
-            {name: self._terms[text] for name, text in mu.items()}
+            {name: self._terms[text] for name, text in mu.items() if name != INTERVAL}
             for mu in self.solutions(t, previous)
         ]
 
@@ -148,7 +241,16 @@ class ContinuousQuery:
     def evaluation_instants(
         self, start: int | None = None, until: int | None = None, *, every_instant: bool = False
     ) -> list[int]:
-        """ET over the range (RSP-QL Def. 23; :func:`rsep.semantics.report.evaluation_instants`)."""
+        """ET over the range (RSP-QL Def. 23; :func:`rsep.semantics.report.evaluation_instants`).
+
+        An event pattern without windows (EP-SPARQL, SPAseq) is evaluated wherever its
+        answer may change (:meth:`EventEvaluation.instants`): each arrival, as both
+        languages detect a match when its last event arrives."""
+        if self.events is not None and not self.dataset.windows:
+            times = sorted(set(self.events.instants()))
+            low = start if start is not None else (times[0] if times else 0)
+            high = until if until is not None else (times[-1] if times else low)
+            return [t for t in times if low <= t <= high]
         return evaluation_instants(self.dataset, start, until, every_instant=every_instant)
 
     # Def. 20-24: what is reported --------------------------------------------------------
@@ -175,7 +277,11 @@ class ContinuousQuery:
         form = self.plan.form
         if isinstance(form, Select):
             results = tuple(
-                SelectResult(t, {name: self._terms[text] for name, text in mu.items()})
+                SelectResult(
+                    t,
+                    {name: self._terms[text] for name, text in mu.items() if name != INTERVAL},
+                    _interval(mu),
+                )
                 for mu in streamed
             )
             return Answer(t, results, empty=not results)
@@ -194,6 +300,7 @@ class ContinuousQuery:
         or an illegal term left out. pyoxigraph does it, given the mapping as SEP-0007
         substitutions (a ``VALUES`` row of ``UNDEF`` puts the mapping's variables in
         scope); the literals it normalises are mapped back to the mapping's own."""
+        mu = {name: text for name, text in mu.items() if name != INTERVAL}
         substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
             Variable(name): self._terms[text] for name, text in mu.items()
         }
@@ -216,6 +323,55 @@ class ContinuousQuery:
             else x
             for x in found
         ]
+
+
+INTERVAL = "@interval"
+"""The key under which a solution carries its event mapping's interval, ``"t1 t2"`` (not a
+variable name, so it never clashes with one)."""
+
+
+def _interval(solution: Solution) -> tuple[int, int] | None:
+    text = solution.get(INTERVAL)
+    if text is None:
+        return None
+    t1, t2 = text.split()
+    return int(t1), int(t2)
+
+
+def _joins_graph(evaluation: EventEvaluation) -> bool:
+    """Whether the evaluator joins the graph pattern beside the event pattern itself
+    (CQELS-CEP's ``JOIN([[EC, t]], [[P, t]]_D)`` keeps intervals and reads nested paths)."""
+    return bool(getattr(evaluation, "joins_graph", False))
+
+
+def event_evaluation(
+    plan: Plan, dataset: StreamingDataset, matcher: GraphMatcher
+) -> EventEvaluation:
+    """The evaluator of the plan's event pattern, by the language its operators belong to:
+    a ``Gpm`` is SPAseq's, a ``Match`` RSEP-QL's, a ``CepSeq``/``CepWindow`` CQELS-CEP's, a
+    ``StreamBgp`` EP-SPARQL's (the four algebras are kept apart, rsep.algebra.events)."""
+    r2r = plan.r2r
+    root = r2r.event if isinstance(r2r, EventJoin) else r2r
+    if not isinstance(root, EventPattern):
+        raise UserError(f"the plan's r2r is {type(root).__name__}, not an event pattern")
+    kinds = {type(node) for node in root.walk()}
+    if Gpm in kinds:
+        from rsep.semantics.spaseq import SpaseqEvaluation
+
+        return SpaseqEvaluation(plan, dataset, matcher)
+    if Match in kinds:
+        from rsep.semantics.rsepql import RsepqlEvaluation
+
+        return RsepqlEvaluation(plan, dataset, matcher)
+    if kinds & {CepSeq, CepWindow}:
+        from rsep.semantics.cqelscep import CqelscepEvaluation
+
+        return CqelscepEvaluation(plan, dataset, matcher)
+    if StreamBgp in kinds:
+        from rsep.semantics.epsparql import EpsparqlEvaluation
+
+        return EpsparqlEvaluation(plan, dataset, matcher)
+    raise UserError(f"no evaluator for the event pattern {type(root).__name__}")
 
 
 def evaluate(
