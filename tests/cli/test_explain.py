@@ -77,7 +77,7 @@ def test_profile_and_dialect_options(capsys: pytest.CaptureFixture[str], tmp_pat
     assert code == 0
     assert out.splitlines()[0] == "dialect rsepql (RSEP-QL): given by --dialect"
     assert row(out, "profile") == "none command line --profile none"
-    assert row(out, "window.present").startswith("latest dialect default RSEP-QL: ")
+    assert row(out, "window.present").startswith("last_ended dialect default RSEP-QL: ")
 
 
 def test_spaseq_explain_shows_the_automaton(

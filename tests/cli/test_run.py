@@ -70,7 +70,7 @@ def test_run_user_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert cli.main(["run", q, "--engine", "spark", "--stream", stream()]) == 1
     assert "issue 6" in capsys.readouterr().err
     assert cli.main(["run", q, "--stream", "nofile"]) == 1
-    assert "IRI=FILE" in capsys.readouterr().err
+    assert "nofile: no such file" in capsys.readouterr().err
     assert cli.main(["run", q, "--stream", f"{EX}S_nearby={tmp_path / 'missing.tnt'}"]) == 1
     capsys.readouterr()
     bad = tmp_path / "bad.tnt"

@@ -196,6 +196,16 @@ class RsepQl(RspQl):
             "ET is left to report policies (Def. 5 and the text after it); rsep keeps "
             "RSP-QL's, on which RSEP-QL builds (Sect. 3)",
         ),
+        "window.present": (
+            "last_ended",
+            "the time-based window W^τ reads the last window that has closed (Sect. 3.1, "
+            "Examples 2, 5, 7; docs/semantics.md, item 3)",
+        ),
+        "profile": (
+            "none",
+            "RSEP-QL is a query model, not an engine: its windows and policies are the "
+            "paper's (Sect. 3-4), under no engine's reporting conventions",
+        ),
         "strategy": (
             "skip_till_any",
             "E1 SEQ E2 pairs a match of E2 with every compatible earlier match of E1, "
