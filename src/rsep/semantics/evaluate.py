@@ -206,7 +206,7 @@ class ContinuousQuery:
             out.append(projected)
         return out
 
-    def _remember(self, mu: Mapping[str, Term]) -> Solution:
+    def _remember(self, mu: Mapping[str, Term]) -> dict[str, str]:
         """``μ`` as N-Triples text; each term remembered for the results."""
         mapping: dict[str, str] = {}
         for name, term in mu.items():

@@ -1,0 +1,277 @@
+"""SPARQL over one RDF graph, by pyoxigraph: solution mappings and graph pattern matching.
+
+Event patterns match a SPARQL graph pattern against one graph at a time (an event's graph,
+a window's snapshot, a background knowledge base) and test expressions that cross events
+(a FILTER comparing ``?p2`` of one event with ``?p1`` of an earlier one). SPARQL over one
+graph is a solved problem: pyoxigraph does it exactly (DESIGN.md). This module, shared by
+the oracle (``rsep.semantics``) and the engine (``rsep.engine``), gives it the graphs and the
+bindings:
+
+- :class:`Mu`: a solution mapping ``μ`` (SPARQL 1.1 sec. 18.1; RSP-QL Def. 3), immutable and
+  hashable, with compatibility and join (sec. 18.3);
+- :class:`LiteralForms`: pyoxigraph normalises typed literals as it stores them (oxigraph
+  issue #526); the terms it returns are mapped back to the data's own;
+- :class:`GraphMatcher`: ``⟦P⟧_G`` for a group pattern ``P`` and a graph ``G``, optionally
+  under a mapping ``μ`` already bound (``⟦μ(P)⟧_G`` joined with ``μ``, RSEP-QL Eq. (7)'s
+  ``μ2(E1)``), an expression's value and effective boolean value under ``μ``.
+
+Bindings are given as SEP-0007 substitutions: the variable is bound before evaluation, so a
+FILTER inside the pattern sees it, and the result carries it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pyoxigraph import (
+    BlankNode,
+    DefaultGraph,
+    Literal,
+    NamedNode,
+    Quad,
+    QuerySolutions,
+    Store,
+    Triple,
+    Variable,
+)
+
+from rsep.errors import UserError
+from rsep.rdf.terms import XSD, Term
+
+__all__ = ["GraphMatcher", "LiteralForms", "Mu", "Pattern"]
+
+_UNCHANGED = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
+_PROBE = NamedNode("urn:rsep:probe")
+_MAX_CACHED_STORES = 4096
+
+
+class Mu(Mapping[str, Term]):
+    """A solution mapping ``μ``: variables (named without ``?``) to RDF terms.
+
+    Immutable and hashable; two mappings are equal when they bind the same variables to
+    the same terms (RDF term equality, so ``"1"^^xsd:integer`` and ``"01"^^xsd:integer``
+    differ, as in SPARQL's compatibility, sec. 18.5).
+    """
+
+    __slots__ = ("_hash", "_items", "_map")
+
+    def __init__(self, items: Mapping[str, Term] | Iterable[tuple[str, Term]] = ()) -> None:
+        pairs = dict(items.items() if isinstance(items, Mapping) else items)
+        self._map: dict[str, Term] = pairs
+        self._items: tuple[tuple[str, Term], ...] = tuple(sorted(pairs.items()))
+        self._hash = hash(self._items)
+
+    def __getitem__(self, name: str) -> Term:
+        return self._map[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mu):
+            return self._items == other._items
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"?{k}: {v}" for k, v in self._items)
+        return "{" + inner + "}"
+
+    @property
+    def domain(self) -> frozenset[str]:
+        """``dom(μ)``, the variables bound."""
+        return frozenset(self._map)
+
+    def compatible(self, other: Mapping[str, Term]) -> bool:
+        """``μ1 ∼ μ2``: every shared variable bound to the same term (SPARQL 1.1 sec. 18.3)."""
+        small, large = (self, other) if len(self) <= len(other) else (other, self)
+        for name, term in small.items():
+            found = large.get(name)
+            if found is not None and found != term:
+                return False
+        return True
+
+    def join(self, other: Mapping[str, Term]) -> Mu:
+        """``μ1 ∪ μ2`` of two compatible mappings; a ``ValueError`` if they are not."""
+        if not self.compatible(other):
+            raise ValueError(f"incompatible mappings {self!r} and {Mu(other)!r}")
+        merged = dict(self._map)
+        merged.update(other)
+        return Mu(merged)
+
+    def project(self, names: Iterable[str]) -> Mu:
+        """``μ`` restricted to ``names`` (SPARQL's projection)."""
+        wanted = set(names)
+        return Mu((k, v) for k, v in self._map.items() if k in wanted)
+
+    def text(self) -> dict[str, str]:
+        """The mapping with terms in N-Triples syntax (the oracle's comparable form)."""
+        return {name: str(term) for name, term in self._items}
+
+
+class Pattern(Protocol):
+    """A graph pattern with its text (``rsep.algebra.events.GraphPatternRef``)."""
+
+    @property
+    def text(self) -> str:
+        """The group pattern's SPARQL text, full IRIs."""
+        ...
+
+
+@dataclass
+class LiteralForms:
+    """How pyoxigraph stores each literal, learned by loading it and reading it back, and
+    the way back from a stored form to the data's literal."""
+
+    _stored: dict[Literal, Literal] = field(default_factory=dict)
+
+    def stored_form(self, literal: Literal) -> Literal:
+        """``literal`` as pyoxigraph's store and query results give it back."""
+        if literal.datatype.value in _UNCHANGED:
+            return literal
+        if literal not in self._stored:
+            self.learn([literal])
+        return self._stored[literal]
+
+    def learn(self, literals: Iterable[Literal]) -> None:
+        """Learn the stored form of each literal not known yet."""
+        todo = [x for x in dict.fromkeys(literals) if x not in self._stored]
+        todo = [x for x in todo if x.datatype.value not in _UNCHANGED]
+        if not todo:
+            return
+        probe = Store()
+        probe.extend(
+            Quad(NamedNode(f"urn:rsep:literal:{i}"), _PROBE, literal, DefaultGraph())
+            for i, literal in enumerate(todo)
+        )
+        for quad in probe:
+            index = int(quad.subject.value.rsplit(":", 1)[1])
+            stored = quad.object
+            if isinstance(stored, Literal):
+                self._stored[todo[index]] = stored
+
+    def originals(self, literals: Iterable[Literal], where: str) -> dict[Literal, Literal]:
+        """Stored form -> data's literal, for the literals normalisation changes; a
+        :class:`~rsep.errors.UserError` (naming ``where``) if two literals get one stored
+        form, since the store could no longer tell them apart."""
+        typed = [x for x in literals if x.datatype.value not in _UNCHANGED]
+        self.learn(typed)
+        found: dict[Literal, Literal] = {}
+        for literal in typed:
+            stored = self._stored[literal]
+            other = found.setdefault(stored, literal)
+            if other != literal:
+                raise UserError(
+                    f"{where} holds {other} and {literal}, which pyoxigraph stores as one "
+                    f"term, {stored} (it normalises literals: oxigraph issue #526); the "
+                    "oracle cannot evaluate this data exactly"
+                )
+        return {stored: literal for stored, literal in found.items() if stored != literal}
+
+
+@dataclass
+class _GraphStore:
+    store: Store
+    originals: dict[Literal, Literal]
+
+
+class GraphMatcher:
+    """Evaluates SPARQL graph patterns and expressions over single RDF graphs, with
+    pyoxigraph; the terms it returns are the data's own (:class:`LiteralForms`).
+
+    Stores are built once per distinct graph and kept (a graph is a ``frozenset`` of
+    triples: events and windows repeat)."""
+
+    def __init__(self, forms: LiteralForms | None = None) -> None:
+        self.forms = forms if forms is not None else LiteralForms()
+        self._stores: dict[frozenset[Triple], _GraphStore] = {}
+        self._empty = Store()
+
+    def _graph(self, graph: frozenset[Triple]) -> _GraphStore:
+        known = self._stores.get(graph)
+        if known is not None:
+            return known
+        store = Store()
+        store.extend(Quad(x.subject, x.predicate, x.object, DefaultGraph()) for x in graph)
+        literals = [x.object for x in graph if isinstance(x.object, Literal)]
+        built = _GraphStore(store, self.forms.originals(literals, "a graph"))
+        if len(self._stores) >= _MAX_CACHED_STORES:
+            self._stores.clear()
+        self._stores[graph] = built
+        return built
+
+    def match(
+        self,
+        pattern: Pattern | str,
+        graph: frozenset[Triple] | Iterable[Triple],
+        bound: Mapping[str, Term] | None = None,
+    ) -> list[Mu]:
+        """``⟦P⟧_G`` as a list of mappings (a bag, SPARQL 1.1 sec. 18.5), each joined with
+        ``bound``: the solutions of ``μ(P)`` where ``μ = bound``. ``pattern`` is a group
+        pattern's text (``{ … }``) or a graph pattern (``GraphPatternRef``)."""
+        text = pattern if isinstance(pattern, str) else pattern.text
+        frozen = graph if isinstance(graph, frozenset) else frozenset(graph)
+        stored = self._graph(frozen)
+        return self._select(stored.store, stored.originals, text, bound or {})
+
+    def _select(
+        self,
+        store: Store,
+        originals: Mapping[Literal, Literal],
+        text: str,
+        bound: Mapping[str, Term],
+    ) -> list[Mu]:
+        names = sorted(bound)
+        scope = ""
+        if names:
+            variables = " ".join("?" + n for n in names)
+            scope = f"VALUES ({variables}) {{ ({' '.join('UNDEF' for _ in names)}) }} "
+        query = f"SELECT * WHERE {{ {scope}{text} }}"
+        substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
+            Variable(n): bound[n] for n in names
+        }
+        try:
+            found = store.query(query, substitutions=substitutions)
+        except SyntaxError as exc:
+            raise UserError(f"the plan's graph pattern is not SPARQL 1.1: {exc}") from None
+        if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
+            raise TypeError("a SELECT query returned no solutions")
+        columns = [v.value for v in found.variables]
+        out: list[Mu] = []
+        for row in found:
+            mapping: dict[str, Term] = {}
+            for name in columns:
+                term = row[name]
+                if term is None:
+                    continue
+                if not isinstance(term, NamedNode | BlankNode | Literal):
+                    raise UserError(f"?{name} is bound to an RDF-star triple, not supported")
+                if name in bound:
+                    term = bound[name]  # the caller's own term, not the normalised one
+                elif isinstance(term, Literal):
+                    term = originals.get(term, term)
+                mapping[name] = term
+            out.append(Mu(mapping))
+        return out
+
+    def value(self, expression: str, mu: Mapping[str, Term]) -> Term | None:
+        """The value of a SPARQL expression under ``μ`` (``BIND(e AS ?v)``), or ``None``
+        when it raises an error (unbound variable, type error)."""
+        rows = self._select(self._empty, {}, f"{{ BIND(({expression}) AS ?_value) }}", mu)
+        found = rows[0].get("_value") if rows else None
+        if isinstance(found, Literal):
+            known = {self.forms.stored_form(t): t for t in mu.values() if isinstance(t, Literal)}
+            return known.get(found, found)
+        return found
+
+    def holds(self, expression: str, mu: Mapping[str, Term]) -> bool:
+        """Whether ``FILTER(expression)`` keeps ``μ``: its effective boolean value is true
+        (an error counts as false, SPARQL 1.1 sec. 17.2)."""
+        return bool(self._select(self._empty, {}, f"{{ FILTER({expression}) }}", mu))
