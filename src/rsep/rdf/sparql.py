@@ -21,6 +21,7 @@ FILTER inside the pattern sees it, and the result carries it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -40,7 +41,29 @@ from pyoxigraph import (
 from rsep.errors import UserError
 from rsep.rdf.terms import XSD, Term
 
-__all__ = ["GraphMatcher", "LiteralForms", "Mu", "Pattern"]
+__all__ = ["STRING_OR_IRI", "GraphMatcher", "LiteralForms", "Mu", "Pattern"]
+
+STRING_OR_IRI = r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|<[^<>\"\s]*>)"
+"""A string or IRI in a query's text: rewrites of the text leave these alone."""
+
+_BOUND = re.compile(STRING_OR_IRI + r"|\bBOUND\s*\(\s*[?$](\w+)\s*\)", re.IGNORECASE)
+
+
+def _bound_as_true(text: str, bound: Mapping[str, object]) -> str:
+    """``text`` with ``BOUND(?v)`` written ``true`` for each variable ``v`` of ``bound``
+    (SPARQL 1.1 sec. 17.4.1.1: true iff ``?v`` is bound, and a substitution binds it
+    everywhere). pyoxigraph 0.5 evaluates ``BOUND`` of a substituted variable to false;
+    ``!BOUND`` is EP-SPARQL's negation idiom (queries (3), (5), (6))."""
+    if not bound or "bound" not in text.lower():
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            return match.group(1)
+        return "true" if match.group(2) in bound else match.group(0)
+
+    return _BOUND.sub(replace, text)
+
 
 _UNCHANGED = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
 _PROBE = NamedNode("urn:rsep:probe")
@@ -233,7 +256,7 @@ class GraphMatcher:
         if names:
             variables = " ".join("?" + n for n in names)
             scope = f"VALUES ({variables}) {{ ({' '.join('UNDEF' for _ in names)}) }} "
-        query = f"SELECT * WHERE {{ {scope}{text} }}"
+        query = f"SELECT * WHERE {{ {scope}{_bound_as_true(text, bound)} }}"
         substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
             Variable(n): bound[n] for n in names
         }
@@ -264,7 +287,7 @@ class GraphMatcher:
     def value(self, expression: str, mu: Mapping[str, Term]) -> Term | None:
         """The value of a SPARQL expression under ``μ`` (``BIND(e AS ?v)``), or ``None``
         when it raises an error (unbound variable, type error)."""
-        rows = self._select(self._empty, {}, f"{{ BIND(({expression}) AS ?_value) }}", mu)
+        rows = self._expression(f"BIND(({expression}) AS ?_value)", mu)
         found = rows[0].get("_value") if rows else None
         if isinstance(found, Literal):
             known = {self.forms.stored_form(t): t for t in mu.values() if isinstance(t, Literal)}
@@ -274,4 +297,32 @@ class GraphMatcher:
     def holds(self, expression: str, mu: Mapping[str, Term]) -> bool:
         """Whether ``FILTER(expression)`` keeps ``μ``: its effective boolean value is true
         (an error counts as false, SPARQL 1.1 sec. 17.2)."""
-        return bool(self._select(self._empty, {}, f"{{ FILTER({expression}) }}", mu))
+        return bool(self._expression(f"FILTER({expression})", mu))
+
+    def _expression(self, clause: str, mu: Mapping[str, Term]) -> list[Mu]:
+        """``clause`` (a FILTER or BIND) in one group with ``μ`` as a ``VALUES`` row of its
+        terms: exact, unlike substitutions, which pyoxigraph 0.5 loses in ``BIND(?v AS
+        ?w)`` and ``BOUND(?v)``. A blank node cannot be written in ``VALUES``; a mapping
+        with one is substituted instead."""
+        if any(isinstance(term, BlankNode) for term in mu.values()) or not mu:
+            return self._select(self._empty, {}, f"{{ {clause} }}", mu)
+        names = sorted(mu)
+        row = " ".join(str(mu[name]) for name in names)
+        variables = " ".join("?" + name for name in names)
+        text = f"SELECT * WHERE {{ VALUES ({variables}) {{ ({row}) }} {clause} }}"
+        try:
+            found = self._empty.query(text)
+        except SyntaxError as exc:
+            raise UserError(f"not a SPARQL 1.1 expression: {clause}: {exc}") from None
+        if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
+            raise TypeError("a SELECT query returned no solutions")
+        columns = [v.value for v in found.variables]
+        out: list[Mu] = []
+        for solution in found:
+            mapping: dict[str, Term] = {}
+            for name in columns:
+                term = solution[name]
+                if isinstance(term, NamedNode | BlankNode | Literal):
+                    mapping[name] = mu.get(name, term)
+            out.append(Mu(mapping))
+        return out
