@@ -106,3 +106,42 @@ def test_rsepql_example_4_from_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     ]
     assert all("interval" not in r for r in found)  # MATCH drops the time annotations
     assert sorted({r["time"] for r in found}) == [6, 7, 8, 9, 10]
+
+
+# EP-SPARQL ------------------------------------------------------------------------------
+
+EPSPARQL_QUERY_3 = """PREFIX : <http://example.org/>
+PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
+SELECT ?company
+WHERE {{ ?company :hasStockPrice ?price1 }
+  SEQ { ?company :hasStockPrice ?price2 }}
+  EQUALSOPTIONAL
+     {{ ?company :hasStockPrice ?price1 }
+  SEQ { ?company :acquired ?othercompany }
+  SEQ { ?company :hasStockPrice ?price2 }}
+FILTER ( ?price2 > ?price1 * 1.5 &&
+         !BOUND(?othercompany) &&
+         getDURATION() < "P15D"^^xsd:duration )
+"""
+
+
+def test_epsparql_query_3_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """EP-SPARQL query (3) (tests/lang/paper_queries/epsparql/query3.epsparql) over the
+    invented stock stream of tests/semantics/data/epsparql/stock.trig: a rise of more than
+    50% in under 15 days with no acquisition in between holds for :umbrella (its
+    acquisition comes later) and :cyberdyne (at the same instant as the first price: SEQ is
+    strict), each reported once, at the second price, with the match's interval (1 to 10
+    March 2011)."""
+    query = tmp_path / "query3.epsparql"
+    query.write_text(EPSPARQL_QUERY_3, encoding="utf-8")
+    stream = f"http://example.org/s={REPO / 'tests/semantics/data/epsparql/stock.trig'}"
+    found = run([str(query), "--stream", stream], capsys)
+    march_1, march_10 = 1298937600000, 1299715200000
+    assert found == [
+        {
+            "time": march_10,
+            "bindings": {"company": f"<http://example.org/{name}>"},
+            "interval": [march_1, march_10],
+        }
+        for name in ("cyberdyne", "umbrella")
+    ]
