@@ -145,3 +145,36 @@ def test_epsparql_query_3_from_files(tmp_path: Path, capsys: pytest.CaptureFixtu
         }
         for name in ("cyberdyne", "umbrella")
     ]
+
+
+# CQELS-CEP ------------------------------------------------------------------------------
+
+PAPER = REPO / "tests" / "lang" / "paper_queries"
+CQELSCEP = REPO / "tests" / "semantics" / "data" / "cqelscep"
+
+
+def test_cqelscep_vienna_example_6_from_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CQELS-CEP Examples 6-9: the Vienna transport query (the paper's text, with the
+    prefixes it leaves undeclared and the paper's minutes as the time unit) over Example
+    3's stream and Example 2's map: two delays of subway :a1 at :m (10 and 16) with no
+    arrival in between, and :m reaches :c by subway only: ``?s = :m`` at 16, over [10, 16],
+    and nothing else."""
+    prefixes = (
+        "PREFIX : <http://example.org/>\nPREFIX ex: <http://example.org/ex#>\n"
+        "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\nPRAGMA time_unit = min\n"
+    )
+    query = tmp_path / "example6.cqelscep"
+    query.write_text(prefixes + (PAPER / "cqelscep" / "example6.cqelscep").read_text())
+    ex = "http://example.org/ex#"
+    args = [str(query), "--stream", f"{ex}publicTransport={CQELSCEP / 'vienna_stream.trig'}"]
+    args += ["--graph", f"{ex}transportationMap={CQELSCEP / 'vienna_map.ttl'}"]
+    minute = 60_000
+    assert run(args, capsys) == [
+        {
+            "time": 16 * minute,
+            "bindings": {"s": "<http://example.org/m>"},
+            "interval": [10 * minute, 16 * minute],
+        }
+    ]

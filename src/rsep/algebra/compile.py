@@ -42,7 +42,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from pyoxigraph import Literal, NamedNode, Variable
+
 from rsep.algebra import events
+from rsep.algebra import paths as nre
 from rsep.algebra.params import ParameterError, Parameters, Source
 from rsep.algebra.passes import Associativity, apply_profile, binarise_sequences
 from rsep.algebra.plan import (
@@ -371,6 +374,7 @@ class _Compiler:
         """The group (rewritten) as an opaque SPARQL 1.1 group pattern with full IRIs."""
         rewritten = self.rewrite(group)
         assert isinstance(rewritten, ast.GroupPattern | ast.SubSelect)
+        _no_nested_paths(rewritten)
         text = self.printer.group(rewritten, 0)
         return events.GraphPatternRef(text, frozenset(_bound(rewritten)))
 
@@ -396,10 +400,26 @@ class _Compiler:
         if found is None:
             return self._graph(query, where), _plain(form)
         _no_modifiers(query)
+        if self.dialect.name == "cqelscep":
+            found, rest = self._cep_clauses(found, rest)
         _no_nested_events(rest)
         if not rest.elements:
             return found, form
-        return EventJoin(found, self.ref(rest)), form
+        return EventJoin(found, self.background(rest)), form
+
+    def background(self, group: ast.GroupPattern) -> events.GraphPatternRef:
+        """The graph pattern beside the event pattern. For CQELS-CEP it is the extended
+        graph pattern ``P`` of ``Q = (V, P, D, EC)`` (seed 001, Sect. 2.3, 3.2): the triples
+        whose path nests or uses an nSPARQL axis are taken out of the SPARQL text and kept
+        as :class:`~rsep.algebra.paths.PathTriple` (pyoxigraph cannot evaluate them)."""
+        if self.dialect.name != "cqelscep":
+            return self.ref(group)
+        kept, found = _path_triples(group)
+        ref = self.ref(kept)
+        if not found:
+            return ref
+        names = frozenset().union(*(triple.variables for triple in found))
+        return events.GraphPatternRef(ref.text, ref.variables | names, tuple(found))
 
     def _graph(self, query: ast.Query, where: ast.Group) -> events.GraphPatternRef:
         """The WHERE group; a SELECT's aliases, aggregates and solution modifiers in a
@@ -514,6 +534,33 @@ class _Compiler:
         pattern = self._cep_seq(seqs[0], named)
         return events.CepWindow(name, named.stream, named.window, pattern)
 
+    def _cep_clauses(
+        self, found: events.EventPattern, rest: ast.GroupPattern
+    ) -> tuple[events.EventPattern, ast.GroupPattern]:
+        """The event clauses: beside the one with a SEQ, every other ``WINDOW :W { P }`` is
+        an event clause too (a window specification whose triple sequence pattern is a
+        triples template, Sect. 3.1-3.2), joined with it (Eq. (2)); the rest of the group."""
+        kept: list[ast.Pattern] = []
+        for element in rest.elements:
+            if isinstance(element, s.WindowPattern) and isinstance(element.name, ast.Iri):
+                name = element.name.value
+                named = self.window(name, element.pos)
+                clause = events.CepWindow(
+                    name, named.stream, named.window, self.ref(element.pattern)
+                )
+                found = events.CepJoin(found, clause)
+            else:
+                kept.append(element)
+        for element in kept:
+            for node in element.walk():
+                if isinstance(node, s.WindowPattern | s.StreamPattern):
+                    raise semantic_error(
+                        "a window inside another pattern beside a CQELS-CEP event clause is "
+                        "not compiled yet (the background pattern reads D, Sect. 3.2)",
+                        node.pos,
+                    )
+        return found, ast.GroupPattern(tuple(kept), pos=rest.pos)
+
     def _cep_seq(self, seq: cep.SeqPattern, window: NamedWindow | None) -> events.CepSeq:
         items = []
         for element in seq.elements:
@@ -549,15 +596,50 @@ class _Compiler:
 
     def _epsparql(self, group: ast.Group) -> events.EventPattern:
         """Temporal joins of stream BGPs (Sect. 4.2); FILTER, ETALIS's ``DO`` and ``WITHIN``
-        after them constrain the whole pattern."""
+        after them constrain the whole pattern.
+
+        A group is translated as SPARQL 1.1 translates one (sec. 18.2.2.6), with the
+        paper's functions (Sect. 4.2): its triples blocks are one ``BGP`` (a
+        :class:`~rsep.algebra.events.StreamBgp`; a ``BIND`` right after them extends it),
+        a nested group, UNION or temporal join is joined to it with ``Join``
+        (:class:`~rsep.algebra.events.And`), and its FILTERs apply to the whole group.
+        A group with anything else (OPTIONAL, MINUS, VALUES, GRAPH, a sub-select, ETALIS's
+        ``aggregate``) stays one opaque StreamBgp, which the oracle refuses to evaluate."""
         if not isinstance(group, ast.GroupPattern):
             return events.StreamBgp(self.ref(group))
         trailers = [e for e in group.elements if isinstance(e, ast.Filter | ep.Do | ep.Within)]
         body = [e for e in group.elements if not isinstance(e, ast.Filter | ep.Do | ep.Within)]
-        pattern: events.EventPattern
-        if len(body) == 1 and isinstance(body[0], ep.TemporalJoin | ast.Union):
-            pattern = self._ep_operand(body[0])
-        else:
+        pattern: events.EventPattern | None = None
+        block: list[ast.Pattern] = []  # the triples blocks of the current BGP
+        binds: list[tuple[str, str]] = []  # BIND (e AS ?v) right after them
+        opaque = False
+
+        def bgp() -> events.EventPattern | None:
+            """The current BGP (extended by its BINDs) joined to the pattern so far."""
+            if not block:
+                return pattern
+            ref = self.ref(ast.GroupPattern(tuple(block), pos=group.pos))
+            found = events.StreamBgp(ref, binds=tuple(binds) or None)
+            block.clear()
+            binds.clear()
+            return found if pattern is None else events.And(pattern, found)
+
+        for element in body:
+            if isinstance(element, ast.TriplesBlock):
+                if binds:
+                    pattern = bgp()
+                block.append(element)
+            elif isinstance(element, ast.Bind) and block and pattern is None:
+                binds.append((element.var.name, self.expression(element.expr)))
+            elif isinstance(element, ep.TemporalJoin | ast.Union | ast.GroupPattern):
+                pattern = bgp()
+                operand = self._ep_operand(element)
+                pattern = operand if pattern is None else events.And(pattern, operand)
+            else:
+                opaque = True
+                break
+        pattern = bgp()
+        if opaque or pattern is None:
             pattern = events.StreamBgp(self.ref(ast.GroupPattern(tuple(body), pos=group.pos)))
         for trailer in trailers:
             if isinstance(trailer, ep.Within):
@@ -567,15 +649,37 @@ class _Compiler:
         return pattern
 
     def _ep_operand(self, node: ast.Pattern) -> events.EventPattern:
+        """An operand of a temporal join. The FILTERs of the optional operand of
+        OPTIONALSEQ (its left) and EQUALSOPTIONAL (its right) are the ``F`` of
+        ``SeqRightJoin``/``EqLeftJoin`` (Sect. 4.2), as SPARQL 1.1 makes the FILTERs of
+        ``OPTIONAL { P FILTER (F) }`` the ``F`` of ``LeftJoin`` (sec. 18.2.2.6)."""
         if isinstance(node, ep.TemporalJoin):
+            optional = {"OPTIONALSEQ": node.left, "EQUALSOPTIONAL": node.right}.get(node.op)
+            condition: str | None = None
+            if (
+                isinstance(optional, ast.GroupPattern)
+                and any(isinstance(e, ast.Filter) for e in optional.elements)
+                and not any(isinstance(e, ep.Do | ep.Within) for e in optional.elements)
+            ):
+                filters = [e for e in optional.elements if isinstance(e, ast.Filter)]
+                texts = [self.expression(f.expr) for f in filters]
+                condition = texts[0] if len(texts) == 1 else " && ".join(f"({x})" for x in texts)
+                rest = tuple(e for e in optional.elements if not isinstance(e, ast.Filter))
+                optional = ast.GroupPattern(rest, pos=optional.pos)
+            if node.op == "OPTIONALSEQ":
+                assert optional is not None
+                return events.OptionalSeq(
+                    self._ep_operand(optional), self._ep_operand(node.right), condition
+                )
+            if node.op == "EQUALSOPTIONAL":
+                assert optional is not None
+                return events.EqualsOptional(
+                    self._ep_operand(node.left), self._ep_operand(optional), condition
+                )
             left, right = self._ep_operand(node.left), self._ep_operand(node.right)
             if node.op == "SEQ":
                 return events.SeqJoin(left, right)
-            if node.op == "EQUALS":
-                return events.EqJoin(left, right)
-            if node.op == "OPTIONALSEQ":
-                return events.OptionalSeq(left, right)
-            return events.EqualsOptional(left, right)
+            return events.EqJoin(left, right)
         if isinstance(node, ast.Union):
             branches = [self._ep_operand(branch) for branch in node.branches]
             out = branches[0]
@@ -624,6 +728,8 @@ class _Compiler:
         kb = None
         if graphs:
             kb = events.KbPattern(_iri(graphs[0].name, "the graph"), self.ref(graphs[0].pattern))
+            if kb.graph not in self.named_graphs:  # Definition 15: Γ(v) names a graph of D
+                self.named_graphs.append(kb.graph)
         stream = self.named_streams[gpm.streams[0].name]
         return events.Gpm(gpm.name, stream, self.ref(ast.GroupPattern(rest)), kb)
 
@@ -650,6 +756,120 @@ class _Compiler:
             return events.Conjunction(tuple(self._seq_expr(o, gpms) for o in expr.operands))
         assert isinstance(expr, spa.Disjunction)
         return events.Disjunction(tuple(self._seq_expr(o, gpms) for o in expr.operands))
+
+
+# CQELS-CEP nested paths ------------------------------------------------------------------
+
+_NESTING = (cep.NestedPath, cep.AxisStep)
+
+
+def _nests(verb: ast.Var | ast.Iri | ast.Path) -> bool:
+    return any(isinstance(node, _NESTING) for node in verb.walk())
+
+
+def _no_nested_paths(group: ast.Node) -> None:
+    for node in group.walk():
+        if isinstance(node, _NESTING):
+            raise semantic_error(
+                "a nested path (nSPARQL axis or [ ] step) is compiled only in the triples of "
+                "the graph pattern beside a CQELS-CEP event clause (Sect. 3.2, P of Q = "
+                "(V, P, D, EC)); here it is not compiled yet",
+                node.pos,
+            )
+
+
+def _path_triples(group: ast.GroupPattern) -> tuple[ast.GroupPattern, list[nre.PathTriple]]:
+    """``group`` without its triples whose path nests, and those triples as the plan's
+    :class:`~rsep.algebra.paths.PathTriple`. Only a group of triples and FILTERs may hold
+    them (``P`` is a set of extended triple patterns, seed 001, Sect. 2.3; a FILTER applies
+    to the whole group): beside OPTIONAL, MINUS, BIND, … their join would depend on where
+    they stand, which is not compiled yet."""
+    found: list[nre.PathTriple] = []
+    elements: list[ast.Pattern] = []
+    for element in group.elements:
+        if not isinstance(element, ast.TriplesBlock):
+            elements.append(element)
+            continue
+        kept: list[ast.Triples] = []
+        for triples in element.triples:
+            plain = [p for p in triples.properties if not _nests(p.verb)]
+            for prop in triples.properties:
+                if _nests(prop.verb):
+                    path = _nested_path(prop.verb)
+                    subject = _path_end(triples.subject)
+                    found.extend(nre.PathTriple(subject, path, _path_end(o)) for o in prop.objects)
+            if plain or not triples.properties:
+                kept.append(triples.replace(properties=tuple(plain)))
+        if kept:
+            elements.append(element.replace(triples=tuple(kept)))
+    if found:
+        for element in elements:
+            if not isinstance(element, ast.TriplesBlock | ast.Filter):
+                raise semantic_error(
+                    "a nested path beside anything but triples and FILTERs in one group is "
+                    "not compiled yet (CQELS-CEP Sect. 2.3: P is a set of extended triple "
+                    "patterns)",
+                    element.pos,
+                )
+    return group.replace(elements=tuple(elements)), found
+
+
+def _path_end(node: ast.GraphNode) -> nre.PathEnd:
+    """The subject or object of an extended triple pattern: ``sp, op ∈ I ∪ L ∪ V`` (seed
+    001, Sect. 2.3); a blank node or collection there is not compiled yet."""
+    if isinstance(node, ast.Var):
+        return Variable(node.name)
+    if isinstance(node, ast.Iri | ast.Literal):
+        return _path_term(node)
+    raise semantic_error(
+        "a blank node or collection at the end of a nested path is not compiled yet "
+        "(CQELS-CEP Sect. 2.3: sp, op ∈ I ∪ L ∪ V)",
+        node.pos,
+    )
+
+
+def _path_term(node: ast.Iri | ast.Literal) -> NamedNode | Literal:
+    if isinstance(node, ast.Iri):
+        return NamedNode(node.value)
+    if node.lang is not None:
+        return Literal(node.lexical, language=node.lang)
+    return Literal(node.lexical, datatype=NamedNode(node.datatype))
+
+
+def _nested_path(path: ast.Var | ast.Iri | ast.Path) -> nre.PathExpr:
+    """The plan's tree of a CQELS-CEP property path (:mod:`rsep.algebra.paths`)."""
+    if isinstance(path, ast.Iri):
+        return nre.Link(NamedNode(path.value))
+    if isinstance(path, ast.PathInverse):
+        return nre.Inverse(_nested_path(path.path))
+    if isinstance(path, ast.PathSequence):
+        return nre.PathSequence(tuple(_nested_path(step) for step in path.steps))
+    if isinstance(path, ast.PathAlternative):
+        return nre.Alternative(tuple(_nested_path(option) for option in path.options))
+    if isinstance(path, ast.PathModified):
+        return nre.Repeat(_nested_path(path.path), path.modifier)
+    if isinstance(path, ast.PathNegated):
+        forward = tuple(NamedNode(i.value) for i in path.items if isinstance(i, ast.Iri))
+        backward = tuple(
+            NamedNode(i.path.value)
+            for i in path.items
+            if isinstance(i, ast.PathInverse) and isinstance(i.path, ast.Iri)
+        )
+        return nre.NegatedSet(forward, backward)
+    if isinstance(path, cep.NestedPath):
+        term = path.term
+        if term is not None and not isinstance(term, ast.Iri | ast.Literal):
+            raise semantic_error(
+                "a variable or blank node inside a nested path [path term] is not compiled "
+                "yet: nSPARQL's nested expressions test constants (self::a)",
+                term.pos,
+            )
+        return nre.Nested(_nested_path(path.path), None if term is None else _path_term(term))
+    if isinstance(path, cep.AxisStep):
+        label = None if path.label is None else NamedNode(path.label.value)
+        nested = None if path.nested is None else _nested_path(path.nested)
+        return nre.Axis(path.axis, path.inverse, label, nested)
+    raise semantic_error("a variable inside a property path is not SPARQL 1.1", path.pos)
 
 
 # Helpers -------------------------------------------------------------------------------

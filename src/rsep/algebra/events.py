@@ -33,6 +33,7 @@ from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any, TypeVar
 
+from rsep.algebra.paths import PathTriple
 from rsep.algebra.window import LandmarkWindow, TimeWindow, WindowFunction
 
 __all__ = [
@@ -139,10 +140,15 @@ class GraphPatternRef(Node):
     The SPARQL AST is ``rsep.lang``'s; the plan only needs to print the pattern, hand it
     to a SPARQL engine, and know its variables (to join, partition and project).
     Variable names are written without ``?``.
+
+    ``paths`` are CQELS-CEP's extended triple patterns whose nested regular expression
+    SPARQL 1.1 cannot evaluate (seed 001, Sect. 2.3: a nested step or an nSPARQL axis),
+    taken out of ``text`` and joined with it (:mod:`rsep.algebra.paths`).
     """
 
     text: str
     variables: frozenset[str] = frozenset()
+    paths: tuple[PathTriple, ...] = ()
 
     def __post_init__(self) -> None:
         for name in self.variables:
@@ -162,9 +168,10 @@ class Strategy(Enum):
     - ``SKIP_TILL_ANY`` (``:``): relevant and irrelevant events may be skipped: every
       combination is a match (Def. 10).
 
-    SPAseq Fig. 1 on ``SEQ(A, B, C)`` over ``a1 b1 c1 a2 a3 b2 c2``: strict gives ``{a1, b1,
-    c1}``; skip-till-next adds ``{a2, b2, c2}`` and ``{a3, b2, c2}``; skip-till-any also
-    ``{a1, b2, c2}``.
+    SPAseq Fig. 1 on ``SEQ(A, B, C)`` over ``a1 b1 c1 a2 a3 b2 c2`` lists ``{a1, b1, c1}``
+    for strict, adds ``{a2, b2, c2}`` and ``{a3, b2, c2}`` for skip-till-next and ``{a1, b2,
+    c2}`` for skip-till-any; the definitions also give ``{a3, b2, c2}`` under strict
+    contiguity and ``{a1, b1, c2}`` under skip-till-any (docs/semantics.md, SPAseq).
     """
 
     STRICT = "strict"
@@ -397,14 +404,24 @@ class StreamBgp(EventPattern):
     """EP-SPARQL's ``BGP(P)`` over a triple stream (Sect. 4.2): ``<μ, tα, tω>`` is a solution
     if the triples ``μ(P)`` occur in the stream, ``tα`` the earliest start and ``tω`` the
     latest end of those occurrences. Unlike RSEP-QL's :class:`Event`, one match may span
-    several stream items. ``stream`` is ``None`` for EP-SPARQL's single input stream."""
+    several stream items. ``stream`` is ``None`` for EP-SPARQL's single input stream.
+
+    ``pattern`` is a list of triple patterns (a group of triples blocks). ``binds`` are the
+    ``BIND (e AS ?v)`` that follow them in their group, as ``(v, text of e)``: SPARQL 1.1's
+    ``Extend`` of the BGP (sec. 18.2.2.6), which keeps each solution's interval (ETALIS's
+    ``?v is e``); ``None`` when there are none."""
 
     pattern: GraphPatternRef
     stream: str | None = None
+    binds: tuple[tuple[str, str], ...] | None = None
+
+    def __post_init__(self) -> None:
+        for name, _ in self.binds or ():
+            check_variable(name)
 
     @property
     def variables(self) -> frozenset[str]:
-        return self.pattern.variables
+        return self.pattern.variables | {name for name, _ in self.binds or ()}
 
 
 @dataclass(frozen=True)
@@ -812,7 +829,8 @@ class Optional(EventPattern):
 class Within(EventPattern):
     """SPAseq's ``WITHIN ω`` (Def. 4, 16; Sect. 4.2.4): every match lies within ``duration``
     ms; Def. 16 evaluates the sequence on tumbling windows ``[t + kω, t + (k+1)ω]``, the
-    NFA drops runs older than ω (Algorithm 2, lines 3-5)."""
+    NFA drops runs older than ω (Algorithm 2, lines 3-5). Also ETALIS's ``WITHIN d`` after
+    an EP-SPARQL pattern: the solutions with ``tω - tα ≤ d``."""
 
     pattern: EventPattern
     duration: int

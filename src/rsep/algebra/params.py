@@ -283,7 +283,8 @@ _SPECS: tuple[ParameterSpec, ...] = (
         type_name="TimeUnit",
         allowed="ms | s | min | h",
         default=TimeUnit.MILLISECONDS,
-        meaning="the unit of bare numbers in durations and time points",
+        meaning="the unit of bare numbers in durations and time points, and of integer "
+        "timestamps in the stream files rsep run reads",
         paper="RSP-QL Def. 8 (time unit)",
         parse=_time_unit,
         check=lambda value: isinstance(value, TimeUnit),

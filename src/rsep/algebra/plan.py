@@ -249,6 +249,7 @@ def _tree(node: Node, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
     if isinstance(node, GraphPatternRef):
         lines.append(f"{pad}graph pattern {_pattern_text(node)}")
+        lines += [f"{pad}  joined with nested path {triple}" for triple in node.paths]
         return
     if isinstance(node, Gpm):
         lines.append(f"{pad}Gpm {node.name} on <{node.stream}> {_pattern_text(node.pattern)}")

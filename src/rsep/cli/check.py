@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.granularity is not None and args.granularity < 1:
         raise UserError("--granularity must be a positive number of ms")
     plan = plan_of(args)
-    streams = read_streams(args.streams)
+    streams = read_streams(args.streams, plan.parameters.time_unit)
     graphs = read_graphs(args.graphs)
     answer, empty_relations = read_answer_file(args.answers, args.answer_granularity)
     verdict = check(

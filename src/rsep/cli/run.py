@@ -37,6 +37,7 @@ from rsep.lang import detect_dialect, get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.formats import read_events
 from rsep.rdf.results import write_results
+from rsep.rdf.time import TimeUnit
 from rsep.semantics import evaluate, read_graph, read_time_varying_graph
 from rsep.semantics.graph import Graph, TimeVaryingGraph
 
@@ -121,21 +122,22 @@ def plan_of(args: argparse.Namespace) -> Plan:
     )
 
 
-def read_streams(items: list[str]) -> StreamSet:
-    """The streams of ``--stream IRI=FILE`` options (module docstring)."""
+def read_streams(items: list[str], time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> StreamSet:
+    """The streams of ``--stream IRI=FILE`` options (module docstring); integer timestamps
+    count ``time_unit`` (the plan's parameter ``time_unit``)."""
     from rsep.semantics.csrbench import is_csrbench_data, read_stream
 
     grouped: dict[str, list[Event]] = {}
     for item in items:
         if "=" not in item or Path(item).exists():  # a file that names its streams
-            for event in read_events(Path(item)):
+            for event in read_events(Path(item), time_unit=time_unit):
                 grouped.setdefault(event.stream, []).append(event)
             continue
         iri, path = _file_pair(item, "--stream")
         if is_csrbench_data(path):
             events = list(read_stream(path, iri)[iri])
         else:
-            events = list(read_events(path, stream=iri))
+            events = list(read_events(path, stream=iri, time_unit=time_unit))
         for event in events:
             if event.stream != iri:  # a format that names its stream
                 event = Event(iri, event.t_start, event.t_end, event.graph, event.id)
@@ -198,6 +200,6 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate the query and write its results."""
     check_engine(args.engine)
     plan = plan_of(args)
-    streams = read_streams(args.streams)
+    streams = read_streams(args.streams, plan.parameters.time_unit)
     graphs = read_graphs(args.graphs)
     return _write(args, plan, streams, graphs)

@@ -22,7 +22,7 @@ FILTER inside the pattern sees it, and the result carries it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -41,7 +41,7 @@ from pyoxigraph import (
 from rsep.errors import UserError
 from rsep.rdf.terms import XSD, Term
 
-__all__ = ["STRING_OR_IRI", "GraphMatcher", "LiteralForms", "Mu", "Pattern"]
+__all__ = ["STRING_OR_IRI", "GraphMatcher", "LiteralForms", "Mu", "Pattern", "select"]
 
 STRING_OR_IRI = r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|<[^<>\"\s]*>)"
 """A string or IRI in a query's text: rewrites of the text leave these alone."""
@@ -137,6 +137,38 @@ class Mu(Mapping[str, Term]):
     def text(self) -> dict[str, str]:
         """The mapping with terms in N-Triples syntax (the oracle's comparable form)."""
         return {name: str(term) for name, term in self._items}
+
+
+def select(
+    store: Store,
+    query: str,
+    back: Callable[[str, Term], Term],
+    *,
+    substitutions: Mapping[Variable, NamedNode | BlankNode | Literal | Triple] | None = None,
+    what: str = "the plan's graph pattern",
+) -> list[Mu]:
+    """The solutions of a SELECT ``query`` over ``store`` as mappings (a bag), each term
+    passed through ``back(name, term)`` (to give the data's own literal back); an unbound
+    variable is outside ``dom(μ)`` (RSP-QL Def. 3). ``what`` names the query in errors."""
+    try:
+        found = store.query(query, substitutions=dict(substitutions or {}))
+    except SyntaxError as exc:
+        raise UserError(f"{what} is not SPARQL 1.1: {exc}") from None
+    if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
+        raise TypeError("a SELECT query returned no solutions")
+    columns = [v.value for v in found.variables]
+    out: list[Mu] = []
+    for row in found:
+        mapping: dict[str, Term] = {}
+        for name in columns:
+            term = row[name]
+            if term is None:
+                continue
+            if not isinstance(term, NamedNode | BlankNode | Literal):
+                raise UserError(f"?{name} is bound to an RDF-star triple, not supported")
+            mapping[name] = back(name, term)
+        out.append(Mu(mapping))
+    return out
 
 
 class Pattern(Protocol):
@@ -260,29 +292,13 @@ class GraphMatcher:
         substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
             Variable(n): bound[n] for n in names
         }
-        try:
-            found = store.query(query, substitutions=substitutions)
-        except SyntaxError as exc:
-            raise UserError(f"the plan's graph pattern is not SPARQL 1.1: {exc}") from None
-        if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
-            raise TypeError("a SELECT query returned no solutions")
-        columns = [v.value for v in found.variables]
-        out: list[Mu] = []
-        for row in found:
-            mapping: dict[str, Term] = {}
-            for name in columns:
-                term = row[name]
-                if term is None:
-                    continue
-                if not isinstance(term, NamedNode | BlankNode | Literal):
-                    raise UserError(f"?{name} is bound to an RDF-star triple, not supported")
-                if name in bound:
-                    term = bound[name]  # the caller's own term, not the normalised one
-                elif isinstance(term, Literal):
-                    term = originals.get(term, term)
-                mapping[name] = term
-            out.append(Mu(mapping))
-        return out
+
+        def back(name: str, term: Term) -> Term:
+            if name in bound:
+                return bound[name]  # the caller's own term, not the normalised one
+            return originals.get(term, term) if isinstance(term, Literal) else term
+
+        return select(store, query, back, substitutions=substitutions)
 
     def value(self, expression: str, mu: Mapping[str, Term]) -> Term | None:
         """The value of a SPARQL expression under ``μ`` (``BIND(e AS ?v)``), or ``None``
@@ -310,19 +326,6 @@ class GraphMatcher:
         row = " ".join(str(mu[name]) for name in names)
         variables = " ".join("?" + name for name in names)
         text = f"SELECT * WHERE {{ VALUES ({variables}) {{ ({row}) }} {clause} }}"
-        try:
-            found = self._empty.query(text)
-        except SyntaxError as exc:
-            raise UserError(f"not a SPARQL 1.1 expression: {clause}: {exc}") from None
-        if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
-            raise TypeError("a SELECT query returned no solutions")
-        columns = [v.value for v in found.variables]
-        out: list[Mu] = []
-        for solution in found:
-            mapping: dict[str, Term] = {}
-            for name in columns:
-                term = solution[name]
-                if isinstance(term, NamedNode | BlankNode | Literal):
-                    mapping[name] = mu.get(name, term)
-            out.append(Mu(mapping))
-        return out
+        return select(
+            self._empty, text, lambda name, term: mu.get(name, term), what="the expression"
+        )

@@ -32,7 +32,6 @@ from pyoxigraph import (
     BlankNode,
     Literal,
     NamedNode,
-    QuerySolutions,
     QueryTriples,
     Store,
     Triple,
@@ -54,6 +53,7 @@ from rsep.algebra.r2s import Solution
 from rsep.errors import UserError
 from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
+from rsep.rdf.sparql import select
 from rsep.rdf.terms import Term
 from rsep.semantics.dataset import StreamingDataset
 from rsep.semantics.event_mapping import EventEvaluation, EventMapping, Mu
@@ -102,7 +102,7 @@ class ContinuousQuery:
             self.pattern = r2r
         else:
             self.events = event_evaluation(self.plan, self.dataset, self.matcher)
-            if isinstance(r2r, EventJoin) and not _joins_graph(self.events):
+            if isinstance(r2r, EventJoin) and not _flag(self.events, "joins_graph"):
                 self.pattern = r2r.graph
         self._terms: dict[str, Term] = {}
         self._empty = Store()
@@ -141,25 +141,7 @@ class ContinuousQuery:
     def _graph_solutions(self, t: int, previous: int | None) -> list[Mu]:
         """The solutions of the plan's SPARQL query over the instantaneous dataset at t."""
         instant = self.dataset.instant(t, previous)
-        try:
-            found = instant.store.query(self.sparql())
-        except SyntaxError as exc:
-            raise UserError(f"the plan's graph pattern is not SPARQL 1.1: {exc}") from None
-        if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
-            raise TypeError("a SELECT query returned no solutions")
-        names = [variable.value for variable in found.variables]
-        psi: list[Mu] = []
-        for row in found:
-            mapping: dict[str, Term] = {}
-            for name in names:
-                term = row[name]
-                if term is None:
-                    continue  # unbound: outside dom(μ) (RSP-QL Def. 3)
-                if not isinstance(term, Term):
-                    raise UserError(f"?{name} is bound to an RDF-star triple, not supported")
-                mapping[name] = instant.original(term)
-            psi.append(Mu(mapping))
-        return psi
+        return select(instant.store, self.sparql(), lambda _, term: instant.original(term))
 
     def _join_graph(
         self, found: Sequence[EventMapping | Mu], t: int, previous: int | None
@@ -199,7 +181,7 @@ class ContinuousQuery:
             if form.variables:
                 mu = mu.project(form.variables)
             projected = EventMapping(mu, item.t1, item.t2) if isinstance(item, EventMapping) else mu
-            if form.distinct:
+            if form.distinct or _flag(self.events, "answer_set"):
                 if projected in seen:
                     continue
                 seen.add(projected)
@@ -246,7 +228,9 @@ class ContinuousQuery:
         An event pattern without windows (EP-SPARQL, SPAseq) is evaluated wherever its
         answer may change (:meth:`EventEvaluation.instants`): each arrival, as both
         languages detect a match when its last event arrives."""
-        if self.events is not None and not self.dataset.windows:
+        if self.events is not None and (
+            not self.dataset.windows or _flag(self.events, "own_instants")
+        ):
             times = sorted(set(self.events.instants()))
             low = start if start is not None else (times[0] if times else 0)
             high = until if until is not None else (times[-1] if times else low)
@@ -338,10 +322,16 @@ def _interval(solution: Solution) -> tuple[int, int] | None:
     return int(t1), int(t2)
 
 
-def _joins_graph(evaluation: EventEvaluation) -> bool:
-    """Whether the evaluator joins the graph pattern beside the event pattern itself
-    (CQELS-CEP's ``JOIN([[EC, t]], [[P, t]]_D)`` keeps intervals and reads nested paths)."""
-    return bool(getattr(evaluation, "joins_graph", False))
+def _flag(evaluation: EventEvaluation | None, name: str) -> bool:
+    """A language's flag on its evaluator (false when absent):
+
+    - ``joins_graph``: it joins the graph pattern beside the event pattern itself
+      (CQELS-CEP's ``JOIN([[EC, t]], [[P, t]]_D)`` keeps intervals and reads nested paths);
+    - ``own_instants``: ET is its :meth:`~EventEvaluation.instants`, even with windows;
+    - ``answer_set``: the language's answer is a set (CQELS-CEP Eq. (1), SPAseq Def. 16),
+      so duplicate answers after the projection are removed.
+    """
+    return bool(getattr(evaluation, name, False))
 
 
 def event_evaluation(

@@ -737,6 +737,10 @@ class SpaseqEvaluation:
     knowledge base graphs come from the dataset's graphs.
     """
 
+    answer_set = True
+    """Def. 16 is a union of sets of projected matches: ``ContinuousQuery`` removes
+    duplicate answers."""
+
     def __init__(self, plan: Plan, dataset: StreamingDataset, matcher: GraphMatcher) -> None:
         r2r = plan.r2r
         if isinstance(r2r, EventJoin) or not isinstance(r2r, EventPattern):
