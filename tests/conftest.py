@@ -48,3 +48,17 @@ def spark() -> Iterator[SparkSession]:
 def _driver_opts() -> str:
     log4j = REPO / "src" / "rsep" / "spark" / "log4j2.properties"
     return f"-XX:TieredStopAtLevel=1 -Dlog4j.configurationFile={log4j.as_uri()}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``exhaustive`` (the 10,000-case differential runs) are skipped unless
+    asked for: ``-m exhaustive`` or ``RSEP_EXHAUSTIVE=1``."""
+    wanted = (
+        "exhaustive" in (config.getoption("-m") or "") or os.environ.get("RSEP_EXHAUSTIVE") == "1"
+    )
+    if wanted:
+        return
+    skip = pytest.mark.skip(reason="exhaustive run: -m exhaustive or RSEP_EXHAUSTIVE=1")
+    for item in items:
+        if "exhaustive" in item.keywords:
+            item.add_marker(skip)

@@ -24,25 +24,28 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from pyoxigraph import Triple
 
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
 from rsep.cli.options import pair, read_query, settings
+from rsep.engine import incremental_query
 from rsep.errors import UserError
 from rsep.lang import detect_dialect, get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.formats import read_events
-from rsep.rdf.results import write_results
+from rsep.rdf.results import Result, write_results
 from rsep.rdf.time import TimeUnit
 from rsep.semantics import evaluate, read_graph, read_time_varying_graph
 from rsep.semantics.graph import Graph, TimeVaryingGraph
 
-ENGINES = ("reference",)
-"""The engines ``--engine`` takes."""
+ENGINES = ("reference", "local")
+"""The engines ``--engine`` takes: the oracle, and the incremental engine in this process."""
 
 
 def add_data_arguments(p: Any) -> None:
@@ -94,7 +97,10 @@ def add_parser(commands: Any) -> None:
         "--engine",
         default="reference",
         metavar="NAME",
-        help="reference: the oracle (RSP-QL's semantics, literal and slow); the default",
+        help=(
+            "reference: the oracle (the papers' definitions, literal and slow; the default); "
+            "local: the incremental engine in this process"
+        ),
     )
     p.add_argument(
         "--profile",
@@ -164,12 +170,52 @@ def read_graphs(items: list[str]) -> dict[str, Graph | TimeVaryingGraph]:
 
 
 def check_engine(name: str) -> None:
-    """Refuse an engine other than ``reference``."""
+    """Refuse an engine rsep does not have."""
     if name not in ENGINES:
         raise UserError(
-            f"unknown engine {name!r}: only 'reference' (the oracle) runs for now; "
-            "the Spark engine comes with issue 6"
+            f"unknown engine {name!r}: 'reference' (the oracle) or 'local' (the incremental "
+            "engine in one process); the Spark engine comes with issue 6"
         )
+
+
+def static_graphs(graphs: Mapping[str, Graph | TimeVaryingGraph]) -> dict[str, frozenset[Triple]]:
+    """The graphs as the engine takes them: static sets of triples (a time-varying graph
+    that changes is refused: the engine does not read those yet)."""
+    out: dict[str, frozenset[Triple]] = {}
+    for iri, graph in graphs.items():
+        if isinstance(graph, TimeVaryingGraph):
+            if graph.changes():
+                raise UserError(
+                    f"<{iri}> is a time-varying graph; the engine reads static graphs only "
+                    "(use --engine reference)"
+                )
+            graph = graph.at(0)
+        out[iri] = frozenset(graph)
+    return out
+
+
+def run_local(
+    plan: Plan,
+    streams: StreamSet,
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+    until: int | None = None,
+    batch: int = 1024,
+) -> Iterator[Result]:
+    """The plan's results from the incremental engine in this process
+    (:func:`rsep.engine.incremental_query`): the events in time order, pushed in batches of
+    ``batch``, the watermark advanced to each batch's last time once no later event shares
+    it, then ``finish(until)``."""
+    query = incremental_query(plan, static_graphs(graphs))
+    events = sorted(streams.events(), key=lambda e: (e.t_end, e.t_start))
+    if until is not None:  # an answer at t <= until reads no later event
+        events = [e for e in events if e.t_end <= until]
+    for start in range(0, len(events), batch):
+        chunk = events[start : start + batch]
+        yield from query.push(chunk)
+        following = events[start + batch] if start + batch < len(events) else None
+        if following is None or following.t_end > chunk[-1].t_end:
+            yield from query.advance(chunk[-1].t_end)  # nothing more comes at that time
+    yield from query.finish(until)
 
 
 def _write(
@@ -178,7 +224,12 @@ def _write(
     streams: StreamSet,
     graphs: Mapping[str, Graph | TimeVaryingGraph],
 ) -> int:
-    results = evaluate(plan, streams, graphs, args.until, start=args.start)
+    if args.engine == "local":
+        if args.start is not None:
+            raise UserError("--start is for the reference engine; the engine starts at the data")
+        results: Iterator[Result] = run_local(plan, streams, graphs, args.until)
+    else:
+        results = evaluate(plan, streams, graphs, args.until, start=args.start)
     if args.out is None:
         try:
             write_results(results, sys.stdout)

@@ -1,0 +1,18 @@
+"""The engine: incremental operators in plain Python (no Spark import), fed one batch of
+events at a time (DESIGN.md, ``rsep.engine``).
+
+It runs inside Spark tasks (``rsep.spark``) and stand-alone in one process (``rsep run
+--engine local``). It shares only the plan (``rsep.algebra``) and ``rsep.rdf`` with the
+oracle (``rsep.semantics``), so that comparing the two is meaningful: every plan the engine
+runs must give the oracle's answers (``tests/engine``, differential tests).
+
+- :mod:`~rsep.engine.query`: :class:`IncrementalQuery`, what every incremental evaluator
+  offers (``push`` events, ``advance`` the watermark, ``finish``), and
+  :func:`incremental_query`, which picks the evaluator of a plan.
+"""
+
+from __future__ import annotations
+
+from rsep.engine.query import IncrementalQuery, incremental_query
+
+__all__ = ["IncrementalQuery", "incremental_query"]

@@ -1,0 +1,664 @@
+"""A continuous RSP-QL query over windows, evaluated incrementally (RSP-QL Def. 17-24).
+
+:class:`ContinuousWindowQuery` runs a plan whose r2r is a SPARQL graph pattern
+(:class:`~rsep.algebra.events.GraphPatternRef`) over windows and graphs, as events arrive:
+
+1. each arriving item goes into its stream's buffer (:mod:`rsep.engine.window`) and makes
+   its candidate instants known (:class:`~rsep.engine.report.Candidates`);
+2. once the watermark passes an instant (and every item it reads has arrived), the instant
+   is decided: it is an evaluation instant when a reporting window's policy holds there
+   (RSP-QL Def. 23; :class:`~rsep.engine.report.Reporter`);
+3. at an evaluation instant the windows' contents become the instantaneous dataset (Def.
+   18), one pyoxigraph store updated by the items that entered and left each window since
+   the previous evaluation (:class:`InstantDataset`), and the group pattern is evaluated
+   over it, as SPARQL 1.1 defines it;
+4. the streaming operator compares the answer with the previous evaluation's (Def. 20-22,
+   :meth:`rsep.algebra.r2s.R2S.apply`, the plan's own) and the query form formats it
+   (Def. 24), with ``output.empty`` deciding whether an empty answer is reported;
+5. the items no future content can read are evicted.
+
+The answers are the oracle's (``rsep.semantics.evaluate``) exactly: the same evaluation
+instants, the same solutions, the same streamed results (tests/engine, differential
+tests). The oracle's range is not known while a stream goes on, so the engine reads it so:
+the range starts at the first item a window reads (before it, nothing is decided);
+``advance`` makes every instant up to the watermark part of it (the oracle's answers with
+``until`` at least the watermark); ``finish`` ends it where the oracle's default range
+ends, or at the watermark when that is later.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from typing import Any, Protocol, cast, runtime_checkable
+
+from pyoxigraph import (
+    BlankNode,
+    DefaultGraph,
+    Literal,
+    NamedNode,
+    Quad,
+    QuerySolutions,
+    QueryTriples,
+    Store,
+    Triple,
+    Variable,
+)
+
+from rsep.algebra.events import GraphPatternRef
+from rsep.algebra.passes import apply_profile
+from rsep.algebra.plan import Ask, Construct, Plan, Select
+from rsep.engine.query import IncrementalQuery
+from rsep.engine.report import Candidates, Reporter, reporting_windows
+from rsep.engine.window import (
+    FOREVER,
+    Ranges,
+    Reading,
+    StreamBuffer,
+    WindowState,
+    difference,
+    horizon,
+    interval_ends,
+    origin,
+    reads_up_to,
+)
+from rsep.errors import UserError
+from rsep.rdf.event import Event
+from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
+from rsep.rdf.sparql import LiteralForms
+from rsep.rdf.terms import Term
+
+__all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying"]
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+
+
+@runtime_checkable
+class TimeVarying(Protocol):
+    """A time-varying graph (RSP-QL Def. 10): ``at(t)`` is the instantaneous graph, and
+    ``changes()`` the instants at which it may differ from the instant before
+    (``rsep.semantics.graph.TimeVaryingGraph`` is one)."""
+
+    def at(self, t: int) -> frozenset[Triple]:
+        """The instantaneous graph at ``t``."""
+        ...
+
+    def changes(self) -> frozenset[int]:
+        """The instants at which the graph may change."""
+        ...
+
+
+GraphSource = AbstractSet[Triple] | TimeVarying
+"""A static graph (a set of triples) or a time-varying graph."""
+
+
+class _Row(dict[str, str]):
+    """One solution mapping as N-Triples text by variable (the form R2S compares), with the
+    terms themselves (``terms``) for the results."""
+
+    terms: dict[str, Term]
+
+
+# The instantaneous dataset ------------------------------------------------------------------
+
+
+class InstantDataset:
+    """The instantaneous RDF dataset ``SDS(t)`` (RSP-QL Def. 14, 18) as one pyoxigraph store,
+    kept up to date by what enters and leaves each window and graph between evaluations.
+
+    The default graph is the union of the default graphs and the snapshots of the windows
+    in ``default_windows``; every other window and named graph is the named graph of its
+    IRI. A snapshot is the union of its items' graphs (RSEP-QL Sect. 4.1), so each triple of
+    each graph is counted and stored while its count is positive.
+
+    pyoxigraph normalises literals (oxigraph issue #526): the literals of the dataset are
+    counted by stored form too, so that a result literal comes back as the data wrote it
+    and a dataset holding two literals the store cannot tell apart is refused, as the oracle
+    does (docs/semantics.md, "pyoxigraph normalises literals"). The store keeps removed
+    quads (its versioning), so it is rebuilt when removals outnumber the quads it holds.
+    Not pickled: an unpickled dataset is empty and the next update loads everything.
+    """
+
+    def __init__(self, plan: Plan, forms: LiteralForms) -> None:
+        dataset = plan.dataset
+        self._defaults = frozenset(dataset.default_windows)
+        self._default_graphs = tuple(dataset.default_graphs)
+        self._named = (
+            *dataset.named_graphs,
+            *(w.iri for w in dataset.windows if w.iri not in self._defaults),
+        )
+        self._forms = forms
+        self._reset()
+
+    def _reset(self) -> None:
+        self._store = Store()
+        for iri in self._named:
+            self._store.add_graph(NamedNode(iri))
+        self._nodes: dict[str, NamedNode | DefaultGraph] = {"": DefaultGraph()}
+        self._counts: dict[Quad, int] = {}
+        self._windows: dict[str, tuple[Ranges, dict[int, list[Quad]]]] = {}
+        self._graphs: dict[tuple[str, str], frozenset[Triple]] = {}
+        self._literals: Counter[Literal] = Counter()
+        self._by_form: dict[Literal, set[Literal]] = {}
+        self._clashes: set[Literal] = set()
+        self._removed = 0
+        self._fresh = True  # nothing loaded yet: the first update changes the dataset
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "_defaults": self._defaults,
+            "_default_graphs": self._default_graphs,
+            "_named": self._named,
+            "_forms": self._forms,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    def update(
+        self,
+        windows: Iterable[tuple[WindowState, Ranges]],
+        graphs: Mapping[str, frozenset[Triple]],
+    ) -> bool:
+        """Make the store hold each window's content (positions of its buffer) and each
+        graph's instantaneous graph: every quad that left is removed before any that
+        entered is added (two windows may share the default graph). Return whether the
+        dataset changed."""
+        leaving: list[list[Quad]] = []
+        entering: list[list[Quad]] = []
+        for state, now in windows:
+            node = self._node("" if state.iri in self._defaults else state.iri)
+            before, loaded = self._windows.get(state.iri, ((), {}))
+            if before == now:
+                continue
+            leaving.extend(loaded.pop(position) for position in difference(before, now))
+            for position in difference(now, before):
+                graph = state.buffer.event(position).graph
+                quads = [Quad(x.subject, x.predicate, x.object, node) for x in graph]
+                loaded[position] = quads
+                entering.append(quads)
+            self._windows[state.iri] = (now, loaded)
+        for iri, graph in graphs.items():
+            targets = [""] if iri in self._default_graphs else []
+            targets += [iri] if iri in self._named else []
+            for target in targets:
+                old = self._graphs.get((target, iri), frozenset())
+                if old is graph:
+                    continue
+                node = self._node(target)
+                leaving.append([Quad(x.subject, x.predicate, x.object, node) for x in old - graph])
+                entering.append([Quad(x.subject, x.predicate, x.object, node) for x in graph - old])
+                self._graphs[(target, iri)] = graph
+        counts, store = self._counts, self._store
+        for quads in leaving:
+            for quad in quads:
+                count = counts[quad]
+                if count > 1:
+                    counts[quad] = count - 1
+                    continue
+                del counts[quad]
+                store.remove(quad)
+                self._removed += 1
+                if isinstance(quad.object, Literal):
+                    self._leave(quad.object)
+        added: list[Quad] = []
+        for quads in entering:
+            for quad in quads:
+                count = counts.get(quad, 0)
+                counts[quad] = count + 1
+                if count == 0:
+                    added.append(quad)
+                    if isinstance(quad.object, Literal):
+                        self._enter(quad.object)
+        if self._removed > 2 * len(counts) + 1000:
+            self._rebuild()
+        elif added:
+            store.extend(added)
+        changed = self._fresh or any(leaving) or any(entering)
+        self._fresh = False
+        return changed
+
+    def _node(self, target: str) -> NamedNode | DefaultGraph:
+        node = self._nodes.get(target)
+        if node is None:
+            node = self._nodes[target] = NamedNode(target)
+        return node
+
+    def _enter(self, literal: Literal) -> None:
+        if literal.datatype.value in (_XSD_STRING, _LANG_STRING):
+            return  # stored as written
+        self._literals[literal] += 1
+        if self._literals[literal] == 1:
+            stored = self._forms.stored_form(literal)
+            group = self._by_form.setdefault(stored, set())
+            group.add(literal)
+            if len(group) > 1:
+                self._clashes.add(stored)
+
+    def _leave(self, literal: Literal) -> None:
+        if literal.datatype.value in (_XSD_STRING, _LANG_STRING):
+            return
+        self._literals[literal] -= 1
+        if self._literals[literal] == 0:
+            del self._literals[literal]
+            stored = self._forms.stored_form(literal)
+            group = self._by_form[stored]
+            group.discard(literal)
+            if len(group) <= 1:
+                self._clashes.discard(stored)
+            if not group:
+                del self._by_form[stored]
+
+    def _rebuild(self) -> None:
+        store = Store()
+        for iri in self._named:
+            store.add_graph(NamedNode(iri))
+        store.extend(self._counts)
+        self._store = store
+        self._removed = 0
+
+    def original(self, term: Term) -> Term:
+        """``term`` as the data wrote it (a literal the store gave back normalised)."""
+        if isinstance(term, Literal):
+            group = self._by_form.get(term)
+            if group is not None and len(group) == 1:
+                return next(iter(group))
+        return term
+
+    def query(self, sparql: str, t: int) -> list[dict[str, Term]]:
+        """The solutions of a SELECT query over the dataset, with the data's own terms; a
+        :class:`~rsep.errors.UserError` if two of its literals are one term in the store."""
+        if self._clashes:
+            stored = min(self._clashes, key=str)
+            one, other = sorted(self._by_form[stored], key=str)[:2]
+            raise UserError(
+                f"at {t} the dataset holds {one} and {other}, which pyoxigraph stores as one "
+                f"term, {stored} (it normalises literals: oxigraph issue #526); the engine "
+                "cannot evaluate this data exactly"
+            )
+        try:
+            found = self._store.query(sparql)
+        except SyntaxError as exc:
+            raise UserError(f"the plan's graph pattern is not SPARQL 1.1: {exc}") from None
+        if not isinstance(found, QuerySolutions):  # pragma: no cover - a SELECT query
+            raise TypeError("a SELECT query returned no solutions")
+        names = [variable.value for variable in found.variables]
+        rows: list[dict[str, Term]] = []
+        for solution in found:
+            row: dict[str, Term] = {}
+            for name in names:
+                term = solution[name]
+                if term is None:
+                    continue  # unbound: outside dom(μ) (RSP-QL Def. 3)
+                if not isinstance(term, NamedNode | BlankNode | Literal):
+                    raise UserError(f"?{name} is bound to an RDF-star triple, not supported")
+                row[name] = self.original(term)
+            rows.append(row)
+        return rows
+
+
+# The query ----------------------------------------------------------------------------------
+
+
+class ContinuousWindowQuery(IncrementalQuery):
+    """A plan whose r2r is a SPARQL graph pattern over windows and graphs, evaluated
+    incrementally with the oracle's answers (module docstring).
+
+    ``graphs`` gives the content of every default and named graph of the plan: a set of
+    triples, or a time-varying graph (:class:`TimeVarying`). ``start`` is the oracle's
+    ``start`` (default: the first item a window reads).
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        graphs: Mapping[str, GraphSource] | None = None,
+        *,
+        start: int | None = None,
+    ) -> None:
+        plan = apply_profile(plan)
+        if not isinstance(plan.r2r, GraphPatternRef):
+            raise UserError(
+                f"the plan's r2r is {type(plan.r2r).__name__}, not a SPARQL graph pattern "
+                "over windows"
+            )
+        given = dict(graphs or {})
+        dataset, params = plan.dataset, plan.parameters
+        wanted = [*dataset.default_graphs, *dataset.named_graphs]
+        missing = [iri for iri in wanted if iri not in given]
+        if missing:
+            raise UserError(
+                "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
+            )
+        self._sources: dict[str, frozenset[Triple] | TimeVarying] = {
+            iri: _source(given[iri]) for iri in wanted
+        }
+        static = {k: v for k, v in self._sources.items() if isinstance(v, frozenset)}
+        super().__init__(plan, static)
+        self.pattern = plan.r2r
+        self._buffers: dict[str, StreamBuffer] = {}
+        self._states: list[WindowState] = []
+        for named in dataset.windows:
+            reading = Reading(plan.present(named.iri), params.bounds, params.t0)
+            buffer = self._buffers.setdefault(named.stream, StreamBuffer(named.stream))
+            self._states.append(WindowState(named, reading, buffer))
+        reporting = {w.iri for w in reporting_windows(dataset.windows)}
+        self._reporters = [
+            Reporter(state, plan.report(state.iri))
+            for state in self._states
+            if state.iri in reporting
+        ]
+        self._candidates = Candidates(
+            (r.state.named, r.policy, r.state.reading) for r in self._reporters
+        )
+        changes: set[int] = set()
+        for source in self._sources.values():
+            if not isinstance(source, frozenset):
+                changes.update(source.changes())
+        self._changes = sorted(changes)
+        ahead = [reads_up_to(state.window) for state in self._states]
+        self._ahead = max((a for a in ahead if a is not None), default=None)
+        self._start = start
+        if start is None and not self._states:
+            self._start = self._changes[0] if self._changes else 0
+        self._decided: int | None = None
+        self._previous: int | None = None
+        self._before: list[_Row] | None = None
+        self._latest: int | None = None
+        self._last_item: dict[str, int] = {}
+        self._keep: dict[str, int] = {}
+        self._finished = False
+        self._forms = LiteralForms()
+        self._dataset = InstantDataset(plan, self._forms)
+        self._empty: Store | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_empty"] = None  # a store does not pickle; made again when needed
+        return state
+
+    # the contract ---------------------------------------------------------------------------
+
+    def push(self, events: Iterable[Event]) -> list[Result]:
+        """Take a batch of events (non-decreasing time); return the answers that became
+        final: those at instants before the last event's time."""
+        if self._finished:
+            raise UserError("the query has finished: no more events")
+        batch = list(events)
+        literals = [
+            x.object
+            for event in batch
+            if event.stream in self._buffers
+            for x in event.graph
+            if isinstance(x.object, Literal)
+        ]
+        self._forms.learn(literals)
+        out: list[Result] = []
+        for event in batch:
+            self._check_order(event)
+            t = event.t_end
+            if self._latest is not None and t < self._latest:
+                raise UserError(
+                    f"an event of <{event.stream}> at {t} arrived after one at {self._latest}: "
+                    "events must come in time order"
+                )
+            if self._latest is not None and t > self._latest:
+                out.extend(self._decide(t - 1))  # no item before t will come any more
+                self._check_bounds()
+            self._latest = t
+            buffer = self._buffers.get(event.stream)
+            if buffer is None:
+                continue  # no window reads this stream
+            buffer.append(event)
+            self._last_item[event.stream] = event.t_start
+            if self._start is None:
+                self._start = event.t_start  # the range starts at the first item
+            self._candidates.add_item(event.stream, event.t_start)
+        self._check_bounds()
+        return out
+
+    def advance(self, t: int) -> list[Result]:
+        """Move the watermark to ``t``; return every answer at an instant ``≤ t`` not yet
+        returned (an answer at ``t`` that reads an interval window ending later waits for
+        its end)."""
+        if self._finished:
+            raise UserError("the query has finished")
+        if self.watermark is not None and t <= self.watermark:
+            return []
+        self.watermark = t
+        known = t if self._latest is None else max(t, self._latest - 1)
+        out = self._decide(known)
+        self._check_bounds()
+        return out
+
+    def finish(self, until: int | None = None) -> list[Result]:
+        """End of input: the answers still due up to ``until`` (or the watermark, when that is
+        later); by default up to the end of the oracle's default range (:meth:`_range_end`)."""
+        if self._finished:
+            return []
+        self._finished = True
+        if self._start is None:
+            # no window read an item: the range starts at the earliest origin or change
+            earliest = [origin(s.window, s.reading) for s in self._states]
+            self._start = min([*self._changes[:1], *earliest], default=0)
+        if until is None:
+            until = self._range_end(self._start)
+        elif until < self._start:
+            raise UserError(f"the time range ends ({until}) before it starts ({self._start})")
+        elif self.watermark is not None:
+            until = max(until, self.watermark)  # the watermark put its instants in the range
+        return self._decide(FOREVER, until)
+
+    # deciding instants ------------------------------------------------------------------------
+
+    def _range_end(self, start: int) -> int:
+        """The end of the oracle's default range over the items so far (the last instant at
+        which a window's content or its window close can change: the last item's time plus
+        the window's horizon; an interval window's end; a graph's last change), or the
+        watermark when that is later. Items of a stream no window reads do not count."""
+        latest = [start, *self._changes[-1:]]
+        for state in self._states:
+            last = self._last_item.get(state.named.stream)
+            if last is not None:
+                latest.append(last + horizon(state.window))
+            latest.extend(interval_ends(state.window))
+        if self.watermark is not None:
+            latest.append(self.watermark)
+        return max(latest)
+
+    def _decide(self, known: int, end: int | None = None) -> list[Result]:
+        """Decide every candidate instant up to ``known`` (every item up to it has arrived)
+        and ``end`` (the range's end; default: the default range's end so far), in time
+        order; return the answers."""
+        out: list[Result] = []
+        start = self._start
+        if start is None:
+            return out  # no item yet: the range has not started
+        if self._ahead is not None and self._ahead > known:
+            return out  # an interval window still waits for items up to its end
+        limit = min(known, self._range_end(start) if end is None else end)
+        decided = start - 1 if self._decided is None else max(self._decided, start - 1)
+        while True:
+            t = self._next_instant(decided)
+            if t is None or t > limit:
+                break
+            out.extend(self._instant(t))
+            decided = t
+        self._decided = max(decided, limit)
+        self._evict()
+        return out
+
+    def _next_instant(self, after: int) -> int | None:
+        if not self._states:
+            # no windows: the start of the range and each change of a graph
+            for t in (self._start, *self._changes):
+                if t is not None and t > after:
+                    return t
+            return None
+        return self._candidates.next_after(after)
+
+    def _instant(self, t: int) -> list[Result]:
+        """Decide ``t``: evaluate the query there if a reporting window reports (or, without
+        windows, always), and return the reported answer."""
+        previous = self._previous
+        contents: dict[str, Ranges] = {}
+
+        def content(state: WindowState) -> Callable[[], Ranges]:
+            def read() -> Ranges:
+                if state.iri not in contents:
+                    contents[state.iri] = state.content(t, previous)
+                return contents[state.iri]
+
+            return read
+
+        reported = not self._states or any(
+            reporter.reports(t, previous, content(reporter.state)) for reporter in self._reporters
+        )
+        if not reported:
+            return []
+        windows = []
+        limit = self.plan.parameters.max_window_events
+        for state in self._states:
+            known = contents.get(state.iri)
+            now = known if known is not None else state.content(t, previous)
+            size = sum(hi - lo for lo, hi in now)
+            if size > limit:
+                raise UserError(
+                    f"window <{state.iri}> holds {size} items at {t}, more than "
+                    f"max_window_events = {limit}"
+                )
+            windows.append((state, now))
+        graphs = {iri: _at(source, t) for iri, source in self._sources.items()}
+        psi = self._before
+        if self._dataset.update(windows, graphs) or psi is None:
+            psi = [self._row(mu) for mu in self._dataset.query(self._sparql(), t)]
+        # else: the dataset of the previous evaluation gives its answer again (a query
+        # calling RAND(), BNODE() or NOW() would differ: the oracle evaluates it again)
+        self._previous = t
+        return self._answer(t, psi)
+
+    # answers ------------------------------------------------------------------------------------
+
+    def _sparql(self) -> str:
+        """The query evaluated at each instant: the group pattern under the SELECT head (for
+        CONSTRUCT and ASK, ``SELECT *``: R2S works on solution mappings, the form applies
+        after it, Def. 24)."""
+        form = self.plan.form
+        head = "SELECT *"
+        if isinstance(form, Select):
+            names = " ".join("?" + v for v in form.variables) or "*"
+            head = ("SELECT DISTINCT " if form.distinct else "SELECT ") + names
+        return f"{head}\nWHERE {{\n{self.pattern.text}\n}}"
+
+    @staticmethod
+    def _row(mu: Mapping[str, Term]) -> _Row:
+        row = _Row((name, str(term)) for name, term in mu.items())
+        row.terms = dict(mu)
+        return row
+
+    def _answer(self, t: int, psi: list[_Row]) -> list[Result]:
+        """R2S over the answers at ``t`` and at the previous evaluation (Def. 20-22), then
+        the query form (Def. 24, step 3); an empty answer only under ``output.empty``."""
+        streamed = [cast(_Row, mu) for mu, _ in self.plan.r2s.apply(self._before, psi, t)]
+        self._before = psi
+        form = self.plan.form
+        results: list[Result]
+        if isinstance(form, Select):
+            results = [SelectResult(t, dict(row.terms)) for row in streamed]
+            empty = not results
+        elif isinstance(form, Construct):
+            triples: set[Triple] = set()
+            for row in streamed:
+                triples.update(self._instantiate(form, row))
+            results = [ConstructResult(t, frozenset(triples))]
+            empty = not triples
+        elif isinstance(form, Ask):
+            results = [AskResult(t, bool(streamed))]
+            empty = False
+        else:  # pragma: no cover
+            raise TypeError(f"unknown query form {type(form).__name__}")
+        if empty and not self.plan.parameters.output_empty:
+            return []
+        return results
+
+    def _instantiate(self, form: Construct, row: _Row) -> list[Triple]:
+        """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2), by
+        pyoxigraph with the mapping as SEP-0007 substitutions; normalised literals mapped
+        back to the mapping's own."""
+        substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
+            Variable(name): term for name, term in row.terms.items()
+        }
+        names = " ".join("?" + name for name in row.terms)
+        undefined = " ".join("UNDEF" for _ in row.terms)
+        scope = f"VALUES ({names}) {{ ({undefined}) }}" if row.terms else ""
+        if self._empty is None:
+            self._empty = Store()
+        found = self._empty.query(
+            f"CONSTRUCT {{\n{form.template}\n}} WHERE {{ {scope} }}", substitutions=substitutions
+        )
+        if not isinstance(found, QueryTriples):  # pragma: no cover - a CONSTRUCT query
+            raise TypeError("a CONSTRUCT query returned no triples")
+        back = {
+            self._forms.stored_form(term): term
+            for term in row.terms.values()
+            if isinstance(term, Literal)
+        }
+        return [
+            Triple(x.subject, x.predicate, back[x.object])
+            if isinstance(x.object, Literal) and x.object in back
+            else x
+            for x in found
+        ]
+
+    # state ------------------------------------------------------------------------------------
+
+    def _evict(self) -> None:
+        """Forget the items no window reads at the instants still to decide."""
+        if self._decided is None:
+            return
+        d = self._decided + 1
+        keep: dict[str, int] = {}
+        for state in self._states:
+            position = state.keep_from(d, self._previous)
+            iri = state.buffer.iri
+            keep[iri] = min(keep.get(iri, position), position)
+        for iri, position in keep.items():
+            self._buffers[iri].evict(position)
+        self._keep = keep
+
+    def _check_bounds(self) -> None:
+        """The items kept for a stream (those a window may still read, and those not yet
+        final) are bounded by ``max_window_events`` (DESIGN.md: bound every state that can
+        grow): beyond it, a clear error instead of running out of memory."""
+        limit = self.plan.parameters.max_window_events
+        for iri, buffer in self._buffers.items():
+            kept = buffer.end - max(buffer.offset, self._keep.get(iri, 0))
+            if kept > limit:
+                names = ", ".join(f"<{s.iri}>" for s in self._states if s.buffer is buffer)
+                raise UserError(
+                    f"window(s) {names} over stream <{iri}> keep {kept} items, more than "
+                    f"max_window_events = {limit} (set it higher, or narrow the window)"
+                )
+
+    @property
+    def kept(self) -> int:
+        """How many items the windows keep, over all streams (for tests and progress)."""
+        return sum(
+            buffer.end - max(buffer.offset, self._keep.get(iri, 0))
+            for iri, buffer in self._buffers.items()
+        )
+
+
+def _source(graph: GraphSource) -> frozenset[Triple] | TimeVarying:
+    if isinstance(graph, TimeVarying):
+        return graph
+    return frozenset(graph)
+
+
+def _at(source: frozenset[Triple] | TimeVarying, t: int) -> frozenset[Triple]:
+    if isinstance(source, frozenset):
+        return source
+    return source.at(t)

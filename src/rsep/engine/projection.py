@@ -1,0 +1,185 @@
+"""From event mappings to results, instant by instant: the query form and the streaming
+operator of an event pattern's answer (RSP-QL Def. 20-24, "Query Form").
+
+An event pattern's answer at an evaluation instant ``t`` is a set of event mappings
+``(μ, t1, t2)`` that only grows (SPAseq's matches, once known, stay: Sect. 5.6), so the
+engine hands :class:`Output` only what is new at ``t``. Each answer goes through what the
+oracle applies (``ContinuousQuery`` in ``rsep.semantics.evaluate``, which the engine does not
+import: DESIGN.md keeps the two apart so that comparing them means something):
+
+1. the SELECT's ``(e AS ?v)`` expressions, each under ``μ`` and the ones before it, bound
+   when ``?v`` is not (SPARQL 1.1 sec. 18.2.4.1's Extend), then the projection and, under
+   DISTINCT or when the language's answer is a set (SPAseq Def. 16, CQELS-CEP Eq. (1)),
+   one copy per instant (sec. 18.2.5);
+2. the streaming operator (``r2s``): IStream reports a projected mapping, with its
+   interval, at the first instant it is in the answer, with the number of copies the
+   answer holds then (RSP-QL Def. 21 on multisets, ``rsep.algebra.r2s``); RStream the whole
+   answer at every instant (Def. 20); DStream what left the answer, which never happens
+   here (Def. 22);
+3. the query form: one SELECT result per streamed mapping, with its interval; one
+   CONSTRUCT graph per instant (the template instantiated with each mapping, SPARQL 1.1
+   sec. 16.2, by pyoxigraph); one ASK boolean per instant.
+
+State is bounded: IStream remembers what it reported only while an answer with that
+interval can still come (:meth:`Output.forget`); RStream keeps the whole answer, at most
+``max_window_events`` mappings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pyoxigraph import BlankNode, Literal, NamedNode, QueryTriples, Store, Triple, Variable
+
+from rsep.algebra.plan import Ask, Construct, Plan, Select
+from rsep.algebra.r2s import R2S
+from rsep.errors import UserError
+from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
+from rsep.rdf.sparql import GraphMatcher, Mu
+
+__all__ = ["Answer", "Output"]
+
+Answer = tuple[Mu, int, int]
+"""An event mapping ``(μ, t1, t2)``: a match's mapping and its first and last event times."""
+
+_Key = tuple[frozenset[tuple[str, str]], int, int]
+
+
+def _key(mu: Mu, t1: int, t2: int) -> _Key:
+    """What IStream compares: the mapping as N-Triples text, and the interval."""
+    return (frozenset((name, str(term)) for name, term in mu.items()), t1, t2)
+
+
+class Output:
+    """The query form and streaming operator of a plan applied to an event pattern's
+    answers (module docstring); :meth:`instant` is called at every evaluation instant.
+    ``answer_set``: the language's answer is a set, so projected duplicates are one."""
+
+    def __init__(self, plan: Plan, *, answer_set: bool = False) -> None:
+        self.form = plan.form
+        self.answer_set = answer_set
+        self.r2s = plan.r2s
+        self.report_empty = plan.parameters.output_empty
+        self.limit = plan.parameters.max_window_events
+        self._known: dict[Answer, int] = {}
+        self._reported: dict[_Key, int] = {}
+        self._answer: list[Answer] = []
+        self._answer_keys: set[_Key] = set()
+        self._store: Store | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_store"] = None  # a pyoxigraph Store does not pickle; made again when needed
+        return state
+
+    # what is new at t ----------------------------------------------------------------
+
+    def instant(self, t: int, found: Iterable[Answer], matcher: GraphMatcher) -> list[Result]:
+        """The results at evaluation instant ``t``, given the event mappings known at ``t``
+        (those known before are ignored: the answer is a set, Def. 16's union)."""
+        fresh: list[Answer] = []
+        for answer in found:
+            if answer not in self._known:
+                self._known[answer] = answer[2]
+                fresh.append(answer)
+        projected = [self._project(answer, matcher) for answer in fresh]
+        streamed = self._stream(projected)
+        return self._format(t, streamed, matcher)
+
+    def forget(self, before: int) -> None:
+        """Drop what IStream and the answer set remember of intervals ending before
+        ``before``: no answer with such an interval can come any more."""
+        self._known = {a: t2 for a, t2 in self._known.items() if t2 >= before}
+        self._reported = {k: t2 for k, t2 in self._reported.items() if t2 >= before}
+
+    def _project(self, answer: Answer, matcher: GraphMatcher) -> Answer:
+        """The SELECT's expressions and projection applied to one event mapping."""
+        mu, t1, t2 = answer
+        form = self.form
+        if not isinstance(form, Select):
+            return answer
+        for name, expression in form.expressions:
+            value = matcher.value(expression, mu)
+            if value is not None and name not in mu:
+                mu = mu.join({name: value})
+        if form.variables:
+            mu = mu.project(form.variables)
+        return (mu, t1, t2)
+
+    def _stream(self, projected: Sequence[Answer]) -> list[Answer]:
+        """The streaming operator on what joined the answer (module docstring, 2)."""
+        distinct = self.answer_set or (isinstance(self.form, Select) and self.form.distinct)
+        if self.r2s is R2S.DSTREAM:
+            return []
+        if self.r2s is R2S.RSTREAM:
+            for answer in projected:
+                key = _key(*answer)
+                if distinct and key in self._answer_keys:
+                    continue
+                self._answer_keys.add(key)
+                self._answer.append(answer)
+            if len(self._answer) > self.limit:
+                raise UserError(
+                    f"RStream repeats the whole answer at every instant and it holds "
+                    f"{len(self._answer)} mappings, more than max_window_events = {self.limit}: "
+                    f"use IStream (--set r2s=istream) or raise it (--set max_window_events=N)"
+                )
+            return list(self._answer)
+        out: list[Answer] = []
+        now: set[_Key] = set()
+        for answer in projected:
+            key = _key(*answer)
+            if key in self._reported or (distinct and key in now):
+                continue
+            now.add(key)
+            out.append(answer)
+        for key in now:
+            self._reported[key] = key[2]
+        return out
+
+    # the query form ------------------------------------------------------------------
+
+    def _format(self, t: int, streamed: list[Answer], matcher: GraphMatcher) -> list[Result]:
+        form = self.form
+        if isinstance(form, Select):
+            return [SelectResult(t, dict(mu.items()), (t1, t2)) for mu, t1, t2 in streamed]
+        if isinstance(form, Construct):
+            triples: set[Triple] = set()
+            for mu, _, _ in streamed:
+                triples.update(self._instantiate(form, mu, matcher))
+            if triples or self.report_empty:
+                return [ConstructResult(t, frozenset(triples))]
+            return []
+        if isinstance(form, Ask):
+            return [AskResult(t, bool(streamed))]
+        raise TypeError(f"unknown query form {type(form).__name__}")  # pragma: no cover
+
+    def _instantiate(self, form: Construct, mu: Mu, matcher: GraphMatcher) -> list[Triple]:
+        """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2):
+        variables replaced, template blank nodes fresh, triples with an unbound variable
+        or an illegal term left out, by pyoxigraph with the mapping as SEP-0007
+        substitutions; literals pyoxigraph normalised are mapped back to the mapping's."""
+        substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
+            Variable(name): term for name, term in mu.items()
+        }
+        names = " ".join("?" + name for name in mu)
+        undefined = " ".join("UNDEF" for _ in mu)
+        scope = f"VALUES ({names}) {{ ({undefined}) }}" if len(mu) else ""
+        if self._store is None:
+            self._store = Store()
+        found = self._store.query(
+            f"CONSTRUCT {{\n{form.template}\n}} WHERE {{ {scope} }}", substitutions=substitutions
+        )
+        if not isinstance(found, QueryTriples):  # pragma: no cover - a CONSTRUCT query
+            raise TypeError("a CONSTRUCT query returned no triples")
+        back = {
+            matcher.forms.stored_form(term): term
+            for term in mu.values()
+            if isinstance(term, Literal)
+        }
+        return [
+            Triple(x.subject, x.predicate, back[x.object])
+            if isinstance(x.object, Literal) and x.object in back
+            else x
+            for x in found
+        ]

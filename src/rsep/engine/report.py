@@ -1,0 +1,218 @@
+"""Report policies evaluated incrementally: which instants are evaluation instants (ET,
+RSP-QL Def. 23), decided one by one as the watermark passes them.
+
+The oracle's reading of Def. 23 (``rsep.semantics.report``, docs/semantics.md "Evaluation
+instants") is reproduced exactly:
+
+- the *reporting windows* are those with their own policy, or all windows when none has
+  one; ET is the set of instants at which some reporting window's policy holds, every
+  condition of it (a conjunction, Example 9);
+- the conditions at ``t``: content change (the items at ``t`` differ from those at
+  ``t - 1``, as multisets), new content (some item at ``t`` was not there at ``t - 1``),
+  window close (:meth:`~rsep.engine.window.WindowState.closes`), non-empty content, and
+  periodic (``t = origin + k·p``, ``k ≥ 1``);
+- only *candidate* instants are tested, as the oracle tests them: each item's time and the
+  two instants after it, each opening and closing of a window function and the instant
+  after it (when the policy has content change, new content or window close), the periodic
+  ticks; every instant when a policy is non-empty content alone or window close on a
+  ``[NOW]`` window. The candidates of all reporting windows are pooled, and every
+  reporting window is tested at each (:class:`Candidates`).
+
+The candidates before ``t`` are known once the items up to ``t`` are (an item adds only
+instants at or after its time), and the conditions at ``t`` read items up to ``t`` (up to
+``t''`` for an interval window ``W^⊔[t', t'']``), so ``t`` is decided once the watermark
+passes it: :class:`~rsep.engine.continuous.ContinuousWindowQuery` does that.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from rsep.algebra.report import (
+    CONTENT_CHANGE,
+    NEW_CONTENT,
+    NON_EMPTY,
+    WINDOW_CLOSE,
+    Periodic,
+    ReportPolicy,
+)
+from rsep.algebra.window import (
+    Composed,
+    IntervalWindow,
+    LandmarkWindow,
+    NamedWindow,
+    NowWindow,
+    TimeWindow,
+    WindowFunction,
+)
+from rsep.engine.window import Ranges, Reading, WindowState, difference, origin
+
+__all__ = [
+    "Candidates",
+    "Progression",
+    "Reporter",
+    "reporting_windows",
+    "ticks",
+    "visits_every_instant",
+]
+
+_EVENTS = frozenset({CONTENT_CHANGE, NEW_CONTENT, WINDOW_CLOSE})
+
+
+def reporting_windows(windows: Sequence[NamedWindow]) -> tuple[NamedWindow, ...]:
+    """The windows whose policies define ET: those with their own report policy, or all
+    windows when none has one (RSP-QL Example 10; docs/semantics.md, 21)."""
+    own = tuple(window for window in windows if window.report is not None)
+    return own if own else tuple(windows)
+
+
+def ticks(period: int, window: WindowFunction, t: int, reading: Reading) -> bool:
+    """SECRET's periodic condition (RSP-QL Def. 23, P): ``t = origin + k·period``, ``k ≥ 1``."""
+    start = origin(window, reading)
+    return t > start and (t - start) % period == 0
+
+
+def _has_now(window: WindowFunction) -> bool:
+    if isinstance(window, NowWindow):
+        return True
+    if isinstance(window, Composed):
+        return _has_now(window.outer) or _has_now(window.inner)
+    return False
+
+
+def visits_every_instant(policy: ReportPolicy, window: WindowFunction) -> bool:
+    """Whether the policy can hold on whole stretches of time, so that every instant is a
+    candidate: non-empty content alone, or window close on a ``[NOW]`` window."""
+    if not any(c in _EVENTS or isinstance(c, Periodic) for c in policy.conditions):
+        return True
+    return WINDOW_CLOSE in policy and _has_now(window)
+
+
+@dataclass(frozen=True)
+class Progression:
+    """The instants ``first + k·step``, ``k ≥ 0``."""
+
+    first: int
+    step: int
+
+    def next_after(self, t: int) -> int:
+        """The first instant of the progression after ``t``."""
+        if t < self.first:
+            return self.first
+        return self.first + ((t - self.first) // self.step + 1) * self.step
+
+
+def _sides(window: WindowFunction, reading: Reading) -> tuple[list[Progression], set[int]]:
+    """The openings and closings of a window function and the instants after them, as
+    progressions and single instants (the oracle's ``boundaries``, each side and side + 1)."""
+    if isinstance(window, TimeWindow):
+        begin = origin(window, reading)
+        firsts = (begin, begin + 1, begin + window.width, begin + window.width + 1)
+        return [Progression(first, window.slide) for first in firsts], set()
+    if isinstance(window, IntervalWindow):
+        sides = {window.start - 1, window.start, window.end, window.end + 1}
+        return [], sides | {side + 1 for side in sides}
+    if isinstance(window, LandmarkWindow):
+        begin = origin(window, reading)
+        return [], {begin - 1, begin, begin + 1}
+    if isinstance(window, Composed):
+        outer, outer_fixed = _sides(window.outer, reading)
+        inner, inner_fixed = _sides(window.inner, reading)
+        return outer + inner, outer_fixed | inner_fixed
+    return [], set()
+
+
+class Candidates:
+    """The candidate instants of the reporting windows, pooled (module docstring): fixed
+    progressions and instants from the plan, and the instants each arriving item adds."""
+
+    def __init__(self, windows: Iterable[tuple[NamedWindow, ReportPolicy, Reading]]) -> None:
+        self.every_instant = False
+        self.progressions: list[Progression] = []
+        fixed: set[int] = set()
+        self.item_streams: set[str] = set()
+        for named, policy, reading in windows:
+            if visits_every_instant(policy, named.window):
+                self.every_instant = True
+            if policy.conditions & _EVENTS:
+                self.item_streams.add(named.stream)
+                progressions, instants = _sides(named.window, reading)
+                self.progressions.extend(progressions)
+                fixed |= instants
+            if policy.period is not None:
+                begin = origin(named.window, reading)
+                self.progressions.append(Progression(begin + policy.period, policy.period))
+        self.fixed = sorted(fixed)
+        self.progressions = sorted(set(self.progressions), key=lambda p: (p.first, p.step))
+        self._items: deque[int] = deque()
+
+    def add_item(self, stream: str, t: int) -> None:
+        """An item of ``stream`` at ``t`` makes ``t``, ``t + 1`` and ``t + 2`` candidates
+        (it enters at its time, or after it under ``[o, c)`` bounds, or two instants after
+        it through ``[NOW]`` read as ``[t - 1, t)``). Items come in time order."""
+        if stream not in self.item_streams:
+            return
+        last = self._items[-1] if self._items else None
+        for instant in (t, t + 1, t + 2):
+            if last is None or instant > last:
+                self._items.append(instant)
+
+    def next_after(self, t: int) -> int | None:
+        """The first candidate instant after ``t`` known so far (later items only add
+        instants at or after their own time)."""
+        if self.every_instant:
+            return t + 1
+        items = self._items
+        while items and items[0] <= t:
+            items.popleft()
+        found = [items[0]] if items else []
+        index = bisect_right(self.fixed, t)
+        if index < len(self.fixed):
+            found.append(self.fixed[index])
+        found.extend(p.next_after(t) for p in self.progressions)
+        return min(found) if found else None
+
+
+class Reporter:
+    """One reporting window's policy, tested at an instant (RSP-QL Def. 23; the oracle's
+    ``rsep.semantics.report.reports``): every condition must hold, so the cheap ones (a
+    periodic tick, a window closing) are tested first and the window's content is read
+    only when a condition needs it."""
+
+    def __init__(self, state: WindowState, policy: ReportPolicy) -> None:
+        self.state = state
+        self.policy = policy
+        conditions = policy.conditions
+        self._change = CONTENT_CHANGE in conditions
+        self._new = NEW_CONTENT in conditions
+        self._close = WINDOW_CLOSE in conditions
+        self._non_empty = NON_EMPTY in conditions
+        self._period = policy.period
+
+    def reports(self, t: int, previous: int | None, content: Callable[[], Ranges]) -> bool:
+        """Whether every condition of the policy holds at ``t``; ``content()`` gives the
+        window's content there, ``previous`` is the previous evaluation instant."""
+        state = self.state
+        if self._period is not None and not ticks(self._period, state.window, t, state.reading):
+            return False
+        if self._close and not state.closes(t):
+            return False
+        if not (self._change or self._new or self._non_empty):
+            return True
+        now = content()
+        if self._non_empty and not now:
+            return False
+        if self._change or self._new:
+            before = state.content(t - 1, previous)
+            # the multisets of items differ where the positions do (Counter(now) vs
+            # Counter(before) with the common positions taken out of both)
+            entered = Counter(state.buffer.event(p) for p in difference(now, before))
+            left = Counter(state.buffer.event(p) for p in difference(before, now))
+            if self._change and entered == left:
+                return False
+            if self._new and not entered - left:
+                return False
+        return True
