@@ -1,0 +1,479 @@
+"""Live queries: a plan evaluated over a directory of arriving stream files by Spark
+Structured Streaming, the engine's evaluators kept in Spark's state store (issue 6).
+
+The streaming job, step by step:
+
+1. **Source**: Spark's file source in ``binaryFile`` form lists new files of the directory at
+   each trigger (their paths only: the content column is never read by the JVM); the
+   checkpoint records which files were taken, so a restart reads only new ones.
+2. **Parse, prefilter, route** (a stateless ``mapInArrow``): each file is read with
+   :mod:`rsep.rdf.formats`; events no GPM can take are dropped or left empty
+   (:meth:`~rsep.spark.partition.Vocabulary.passes`, the Python form of the batch job's SQL
+   semi join); each event goes to its partitions (:class:`~rsep.spark.partition.Router`),
+   one row per event and partition with its graph as N-Triples text. Each file also adds a
+   *tick* row at its latest time, so that dropped events still move the watermark.
+3. **Watermark**: event time is ``t_end`` (shifted by :data:`EPOCH`); Spark's watermark
+   ``W`` trails the latest time seen by the plan's ``lateness`` (RSP-QL's allowed lateness).
+   Measured on Spark 4.3: a micro-batch may still bring rows up to its own ``W``, and the
+   next drops, as late, every row at or before ``W`` (it filters by the previous batch's
+   watermark). So once a batch's rows are in, no event at or before ``W`` can come: the
+   engine advances to ``W``.
+4. **State**: ``applyInPandasWithState`` keyed by partition, with the RocksDB state store
+   provider; the state is the pickled evaluator (:func:`rsep.engine.incremental_query`), its
+   :class:`~rsep.spark.partition.PartitionOutput` and the events not yet final. At each
+   trigger a partition takes its new rows, pushes the events before the watermark in time
+   order, advances the evaluator to it and returns the answers that became final; an
+   event-time timeout one past the watermark calls it again when the watermark moves.
+5. **Sink**: ``foreachBatch`` writes each micro-batch's answers, in time order, to
+   ``batch-<id>.jsonl`` in the output folder (written to a temporary name, then renamed).
+   A batch replayed after a crash has the same id, input and state, so it rewrites the same
+   file: with the checkpoint, no answer is lost or written twice.
+
+Answers are the oracle's (``rsep.semantics.evaluate``) at every instant before the final
+watermark. With ``PARTITION BY`` the events are spread over partitions only when the SELECT
+keeps the key variables (:func:`~rsep.spark.partition.choose_scheme`): two partitions then
+never give the same answer, so no answer needs to be kept once across batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from pyoxigraph import RdfFormat, parse
+
+from rsep.algebra.plan import Plan, explain
+from rsep.engine import incremental_query
+from rsep.errors import UserError
+from rsep.rdf.event import Event
+from rsep.rdf.results import Result, read_results
+from rsep.rdf.terms import parse_term
+from rsep.rdf.time import TimeUnit
+from rsep.spark.partition import PartitionOutput, Router, Scheme, Vocabulary, choose_scheme
+from rsep.spark.partition import vocabulary as make_vocabulary
+from rsep.spark.replay import unmark
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.state import GroupState
+
+__all__ = ["EVENT_SCHEMA", "LiveQuery", "read_output", "start_live"]
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
+EVENT_SCHEMA = (
+    "stream string, ev string, event_id string, t_start long, t_end long, graph string, "
+    "part long, tick boolean"
+)
+"""One row per event and partition (its graph as N-Triples lines); ``tick`` rows only move
+the watermark."""
+OUTPUT_SCHEMA = "time long, part long, seq long, line string"
+STATE_SCHEMA = "blob binary"
+_META = "rsep-live.json"
+EPOCH = 10**12
+"""Event time ``t`` is Spark's timestamp ``t + EPOCH`` ms (about 32 years on): Spark's
+first watermark is 0 and drops rows at or before it, so an instant 0 (or before 1970) would
+be late before anything happened. Times from 1938 to 2230 fit (pandas' timestamps end in
+2262)."""
+_BATCH = "batch-{:010d}.jsonl"
+
+
+# Step 2: files to event rows -------------------------------------------------------------
+
+
+def _local_path(uri: str) -> Path:
+    """A ``file:`` URI of the file source as a local path."""
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
+
+
+def _parse_task(
+    scheme: Scheme,
+    vocab: Vocabulary | None,
+    graphs: Mapping[str, Any],
+    stream: str | None,
+    options: Mapping[str, Any],
+    time_unit: TimeUnit,
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each parse task runs over the new files (module docstring, 2)."""
+    router = Router(scheme, graphs)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        from rsep.rdf.formats import read_events
+        from rsep.spark.replay import _marked_errors
+
+        names = ("stream", "ev", "event_id", "t_start", "t_end", "graph", "part", "tick")
+        for batch in batches:
+            columns: dict[str, list[Any]] = {name: [] for name in names}
+            for uri in batch.column("path").to_pylist():
+                latest: int | None = None
+                with _marked_errors():
+                    found = read_events(
+                        _local_path(uri), stream=stream, time_unit=time_unit, **dict(options)
+                    )
+                    for ordinal, event in enumerate(found):
+                        if stream is not None and event.stream != stream:
+                            event = Event(stream, event.t_start, event.t_end, event.graph, event.id)
+                        latest = event.t_end if latest is None else max(latest, event.t_end)
+                        kept = _kept(vocab, event)
+                        if kept is None:
+                            continue
+                        text = "".join(f"{t} .\n" for t in kept.graph)
+                        for part in router.parts(kept):
+                            columns["stream"].append(kept.stream)
+                            columns["ev"].append(f"{uri}#{ordinal:09d}")
+                            columns["event_id"].append("" if kept.id is None else str(kept.id))
+                            columns["t_start"].append(kept.t_start)
+                            columns["t_end"].append(kept.t_end)
+                            columns["graph"].append(text)
+                            columns["part"].append(part)
+                            columns["tick"].append(False)
+                if latest is not None:
+                    tick = ("", uri, "", latest, latest, "", 0, True)
+                    for name, value in zip(names, tick, strict=True):
+                        columns[name].append(value)
+            yield pa.RecordBatch.from_pydict(columns, schema=_event_arrow_schema())
+
+    return run
+
+
+def _kept(vocab: Vocabulary | None, event: Event) -> Event | None:
+    """The event as the engine gets it: itself, empty (a marker), or ``None`` (dropped)."""
+    if vocab is None:
+        return event
+    if vocab.streams is not None and event.stream not in vocab.streams:
+        return None
+    if vocab.passes(event):
+        return event
+    if vocab.markers:
+        return Event(event.stream, event.t_start, event.t_end, frozenset(), event.id)
+    return None
+
+
+def _event_arrow_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("stream", pa.string()),
+            ("ev", pa.string()),
+            ("event_id", pa.string()),
+            ("t_start", pa.int64()),
+            ("t_end", pa.int64()),
+            ("graph", pa.string()),
+            ("part", pa.int64()),
+            ("tick", pa.bool_()),
+        ]
+    )
+
+
+# Step 4: the evaluator in Spark's state store ---------------------------------------------
+
+
+@dataclass
+class _State:
+    """What a partition keeps between triggers (module docstring, 4)."""
+
+    query: Any
+    output: PartitionOutput
+    pending: list[tuple[tuple[int, int, str, str], Event]]
+    seq: int = 0
+    mark: int | None = None
+
+
+def _state_function(
+    scheme: Scheme, graphs: Mapping[str, Any]
+) -> Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
+    """The function ``applyInPandasWithState`` calls for each partition with new rows or a
+    timed-out watermark (module docstring, 4)."""
+
+    def run(key: Any, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
+        import pandas as pd
+
+        from rsep.spark.replay import _marked_errors
+
+        part = int(key[0])
+        with _marked_errors():
+            if state.exists:
+                kept: _State = pickle.loads(state.get[0])
+            else:
+                kept = _State(
+                    incremental_query(scheme.plan, graphs), PartitionOutput(scheme, part), []
+                )
+            for frame in frames:
+                kept.pending += [
+                    item for item in _events(frame) if kept.mark is None or item[0][0] > kept.mark
+                ]
+            mark = state.getCurrentWatermarkMs() - EPOCH
+            kept.pending.sort(key=lambda item: item[0])
+            ready = [event for order, event in kept.pending if order[0] <= mark]
+            kept.pending = [item for item in kept.pending if item[0][0] > mark]
+            results = kept.query.push(ready) if ready else []
+            if kept.mark is None or mark > kept.mark:
+                results += kept.query.advance(mark)
+                kept.mark = mark
+            rows: dict[str, list[Any]] = {"time": [], "part": [], "seq": [], "line": []}
+            for result in kept.output.take(results):
+                rows["time"].append(result.time)
+                rows["part"].append(part)
+                rows["seq"].append(kept.seq)
+                rows["line"].append(
+                    json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
+                )
+                kept.seq += 1
+            state.update((pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL),))
+            state.setTimeoutTimestamp(mark + EPOCH + 1)  # called again once it moves
+        if rows["time"]:
+            yield pd.DataFrame(rows)
+
+    return run
+
+
+def _events(frame: pd.DataFrame) -> list[tuple[tuple[int, int, str, str], Event]]:
+    """The events of a frame of event rows (ticks left out), each with its order: time,
+    then stream and name, as the batch job sorts them."""
+    out: list[tuple[tuple[int, int, str, str], Event]] = []
+    for stream, ev, event_id, t_start, t_end, graph, tick in zip(
+        frame["stream"],
+        frame["ev"],
+        frame["event_id"],
+        frame["t_start"],
+        frame["t_end"],
+        frame["graph"],
+        frame["tick"],
+        strict=True,
+    ):
+        if tick:
+            continue
+        triples = (
+            frozenset(q.triple for q in parse(input=graph.encode(), format=RdfFormat.N_TRIPLES))
+            if graph
+            else frozenset()
+        )
+        ident = parse_term(event_id) if event_id else None
+        event = Event(stream, int(t_start), int(t_end), triples, ident)  # type: ignore[arg-type]
+        out.append(((int(t_end), int(t_start), stream, ev), event))
+    return out
+
+
+# Step 5: the sink --------------------------------------------------------------------------
+
+
+def _sink(output: Path) -> Callable[[DataFrame, int], None]:
+    """``foreachBatch``: the batch's answers in time order to ``batch-<id>.jsonl``."""
+
+    def write(frame: DataFrame, batch_id: int) -> None:
+        rows = sorted((r["time"], r["part"], r["seq"], r["line"]) for r in frame.collect())
+        if not rows:
+            return
+        target = output / _BATCH.format(batch_id)
+        temporary = output / ("." + target.name + ".tmp")
+        with temporary.open("w", encoding="utf-8") as out:
+            for *_, line in rows:
+                out.write(line + "\n")
+        os.replace(temporary, target)
+
+    return write
+
+
+def read_output(output: Path) -> list[Result]:
+    """The answers a live query wrote to ``output``, in order."""
+    lines: list[str] = []
+    for path in sorted(output.glob("batch-*.jsonl")):
+        lines += path.read_text(encoding="utf-8").splitlines()
+    return list(read_results(lines, str(output)))
+
+
+# The query -------------------------------------------------------------------------------
+
+
+@dataclass
+class LiveQuery:
+    """A started live query: Spark's streaming query, the scheme it runs under, and where
+    its answers go."""
+
+    query: StreamingQuery
+    scheme: Scheme
+    output: Path
+
+    def wait(self, timeout: int | None = None) -> bool:
+        """Wait until the query ends (``availableNow``) or ``timeout`` seconds pass; a task's
+        input or engine error comes back as the user's error."""
+        try:
+            if timeout is None:
+                self.query.awaitTermination()
+                return True
+            return bool(self.query.awaitTermination(round(timeout)))
+        except Exception as exc:
+            marked = unmark(str(exc))
+            if marked is not None:
+                raise marked from None
+            raise
+
+    def stop(self) -> None:
+        """Stop the query (its checkpoint stays; start again to continue)."""
+        self.query.stop()
+
+    def results(self) -> list[Result]:
+        """Every answer written so far."""
+        return read_output(self.output)
+
+    @property
+    def watermark(self) -> int | None:
+        """The event-time watermark of the last trigger (ms, in the data's time): every
+        answer at or before it has been written."""
+        progress: Any = self.query.lastProgress or {}
+        text = progress.get("eventTime", {}).get("watermark")
+        if not text:
+            return None
+        from datetime import datetime
+
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return round(stamp.timestamp() * 1000) - EPOCH
+
+
+def start_live(
+    spark: SparkSession,
+    plan: Plan,
+    source: Path,
+    checkpoint: Path,
+    output: Path,
+    graphs: Mapping[str, Any] | None = None,
+    *,
+    stream: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    glob: str | None = None,
+    partitions: int | None = None,
+    max_files_per_trigger: int | None = None,
+    available_now: bool = False,
+    interval: str | None = None,
+) -> LiveQuery:
+    """Start ``plan`` over the stream files arriving in ``source`` (module docstring).
+
+    ``stream`` names the stream of files that do not name theirs, ``options`` are the
+    format's read options, ``glob`` selects file names. The checkpoint folder keeps the
+    files taken, the watermark and the evaluators' state; a second start with the same
+    checkpoint continues where the first stopped (with its number of partitions). Answers go
+    to ``output`` (:func:`read_output`). ``available_now`` processes the files there and
+    ends; else a trigger runs every ``interval`` (``"1 second"``; default: as soon as the
+    previous one ends)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    graphs = dict(graphs or {})
+    incremental_query(plan, graphs)  # refuse a plan or missing graphs before Spark starts
+    count = _partitions(checkpoint, plan, partitions or _default_partitions(spark))
+    scheme = choose_scheme(plan, count, keys_projected=True)
+    vocab = make_vocabulary(scheme.final)
+    output.mkdir(parents=True, exist_ok=True)
+    source.mkdir(parents=True, exist_ok=True)
+    spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+    reader = spark.readStream.format("binaryFile").schema(FILE_SCHEMA)
+    if glob is not None:
+        reader = reader.option("pathGlobFilter", glob)
+    if max_files_per_trigger is not None:
+        reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
+    files = reader.load(str(source)).select("path")
+    task = _parse_task(
+        scheme, vocab, graphs, stream, dict(options or {}), scheme.final.parameters.time_unit
+    )
+    lateness = scheme.final.parameters.lateness
+    rows = (
+        files.mapInArrow(task, EVENT_SCHEMA)
+        .withColumn("ts", F.timestamp_millis(F.col("t_end") + F.lit(EPOCH)))
+        .withWatermark("ts", f"{lateness} milliseconds")
+    )
+    answers = rows.groupBy("part").applyInPandasWithState(
+        _state_function(scheme, graphs),
+        OUTPUT_SCHEMA,
+        STATE_SCHEMA,
+        "append",
+        GroupStateTimeout.EventTimeTimeout,
+    )
+    writer = answers.writeStream.foreachBatch(_sink(output)).option(
+        "checkpointLocation", str(checkpoint)
+    )
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    elif interval is not None:
+        writer = writer.trigger(processingTime=interval)
+    return LiveQuery(writer.start(), scheme, output)
+
+
+def _default_partitions(spark: SparkSession) -> int:
+    return int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+
+
+def _partitions(checkpoint: Path, plan: Plan, wanted: int) -> int:
+    """The number of partitions of the query the checkpoint belongs to (recorded at the
+    first start, since keys are routed by it); refuses a checkpoint of another plan."""
+    fingerprint = hashlib.sha256(explain(plan).encode()).hexdigest()
+    meta = checkpoint / _META
+    if meta.exists():
+        known = json.loads(meta.read_text(encoding="utf-8"))
+        if known["plan"] != fingerprint:
+            raise UserError(f"{checkpoint} is the checkpoint of another query")
+        return int(known["partitions"])
+    checkpoint.mkdir(parents=True, exist_ok=True)
+    meta.write_text(json.dumps({"plan": fingerprint, "partitions": wanted}), encoding="utf-8")
+    return wanted
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rsep.spark.live QUERY --source DIR --checkpoint DIR --output DIR``: run a
+    live query until it ends (``--available-now``) or is stopped; for crash-recovery runs
+    until ``rsep run --live`` exists."""
+    import argparse
+
+    from rsep.algebra.compile import compile_query
+    from rsep.lang import detect_dialect, parse_query
+    from rsep.spark.session import get_session
+
+    p = argparse.ArgumentParser(prog="python -m rsep.spark.live")
+    p.add_argument("query", type=Path)
+    p.add_argument("--source", type=Path, required=True)
+    p.add_argument("--checkpoint", type=Path, required=True)
+    p.add_argument("--output", type=Path, required=True)
+    p.add_argument("--stream", help="stream IRI of files that do not name theirs")
+    p.add_argument("--glob", help="file names to take (a glob)")
+    p.add_argument("--partitions", type=int)
+    p.add_argument("--max-files-per-trigger", type=int)
+    p.add_argument("--interval", help='trigger interval, e.g. "1 second"')
+    p.add_argument("--available-now", action="store_true")
+    p.add_argument("--master")
+    args = p.parse_args(argv)
+    text = args.query.read_text(encoding="utf-8")
+    dialect = detect_dialect(text)
+    plan = compile_query(parse_query(text, dialect), dialect)
+    spark = get_session(args.master, app_name="rsep-live")
+    live = start_live(
+        spark,
+        plan,
+        args.source,
+        args.checkpoint,
+        args.output,
+        stream=args.stream,
+        glob=args.glob,
+        partitions=args.partitions,
+        max_files_per_trigger=args.max_files_per_trigger,
+        available_now=args.available_now,
+        interval=args.interval,
+    )
+    live.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,429 @@
+"""How a plan's events are spread over the engine's partitions, and what is done to the
+answers the partitions give back (plain Python: it runs in Spark tasks and in tests).
+
+Three questions, answered from the plan once on the driver (:func:`choose_scheme`,
+:func:`vocabulary`) and per event inside Spark tasks (:class:`Router`):
+
+1. **Which events can matter** (:class:`Vocabulary`). A GPM ``(u, P)`` (SPAseq Def. 7)
+   matches an event only if the event's graph holds a triple for each triple pattern of
+   ``P``'s required part (its top-level triples block) whose predicate is an IRI: the
+   pattern's *atoms*, ``(p, o)`` with ``o`` an IRI or any object. An event of stream ``u``
+   that lacks an atom of every GPM on ``u`` can be taken by no step, negated or not, so
+   the engine need not see it. Where instants matter (strict contiguity ends a run at the
+   streamset's next instant, SPAseq Def. 12; ASK and RStream answer at every instant) the
+   event is replaced by an empty one at its time instead of dropped.
+2. **How events are partitioned** (:class:`Scheme`). With ``PARTITION BY`` (docs/
+   semantics.md, SPAseq choice 9) the sequence is evaluated per key value ``c`` over
+   ``Σ_c``, the events of key ``c`` and those without a key; so an event goes to the
+   partition that owns each of its keys, an event without a key to every partition. A
+   partition's evaluator also sees keys it does not own (an event with two keys), so it
+   runs the plan as ``SELECT *`` and keeps only answers of its own keys; the user's
+   projection and IStream are applied after (:class:`PartitionOutput`), and the driver
+   keeps each projected answer once, at its earliest time. Keys found only through a
+   match of the sequence without partitioning (choice 9's second source) would escape
+   this routing, so the scheme is used only when every first step binds the key variables
+   in its required part (then every match's key is a key of its first event); otherwise,
+   and for every plan without ``PARTITION BY``, one partition evaluates everything.
+3. **Which partition owns a key**: a CRC-32 of the key's terms in N-Triples form, the same
+   in every process (Python's ``hash`` of a string is not).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Any
+
+from pyoxigraph import Triple
+
+from rsep.algebra.events import Conjunction, Disjunction, EventPattern, Gpm, Strategy
+from rsep.algebra.nfa import Nfa, StateKind, TransitionKind, When
+from rsep.algebra.passes import apply_profile
+from rsep.algebra.plan import Ask, Construct, Plan, Select
+from rsep.algebra.r2s import R2S
+from rsep.errors import UserError
+from rsep.rdf.event import Event
+from rsep.rdf.results import Result, SelectResult
+from rsep.rdf.sparql import GraphMatcher, Mu
+
+__all__ = [
+    "Atom",
+    "PartitionOutput",
+    "Router",
+    "Scheme",
+    "Vocabulary",
+    "choose_scheme",
+    "owner",
+    "required_part",
+    "vocabulary",
+]
+
+Key = tuple[str, ...]
+"""A key value: the terms of the key variables, in ``PARTITION BY`` order, as N-Triples."""
+
+
+@dataclass(frozen=True)
+class Atom:
+    """A triple an event must hold for a GPM to match it: predicate ``p`` and, when the
+    pattern names one, object ``o`` (IRIs in N-Triples form, ``<…>``)."""
+
+    p: str
+    o: str | None = None
+
+
+# What a graph pattern needs ---------------------------------------------------------------
+
+
+@cache
+def required_part(text: str) -> tuple[frozenset[Atom], frozenset[str]]:
+    """The atoms and the always-bound variables of a SPARQL group pattern ``{ … }``: those
+    of the triple patterns of its top-level triples blocks (and nested plain groups), whose
+    every solution needs a matching triple. OPTIONAL, UNION, MINUS, paths, blank-node
+    property lists and literals add nothing (conservative: fewer atoms keep more events;
+    literals are left out because pyoxigraph compares some by value, not by term)."""
+    from rsep.lang import ast, parse_query
+
+    query = parse_query("SELECT * WHERE " + text, "sparql", check=False)
+    atoms: set[Atom] = set()
+    variables: set[str] = set()
+
+    def group(node: object) -> None:
+        elements = getattr(node, "elements", None)
+        if elements is None:  # a sub-select or another wrapper: nothing required known
+            return
+        for element in elements:
+            if isinstance(element, ast.TriplesBlock):
+                for triples in element.triples:
+                    subject = triples.subject
+                    for prop in triples.properties:
+                        simple = isinstance(prop.verb, ast.Iri | ast.Var)
+                        if simple and isinstance(subject, ast.Var):
+                            variables.add(subject.name)
+                        if isinstance(prop.verb, ast.Var):
+                            variables.add(prop.verb.name)
+                        for obj in prop.objects:
+                            if simple and isinstance(obj, ast.Var):
+                                variables.add(obj.name)
+                            if isinstance(prop.verb, ast.Iri):
+                                o = f"<{obj.value}>" if isinstance(obj, ast.Iri) else None
+                                atoms.add(Atom(f"<{prop.verb.value}>", o))
+            elif isinstance(element, ast.GroupPattern):
+                group(element)
+
+    group(query.where)
+    return frozenset(atoms), frozenset(variables)
+
+
+def _gpm_variables(gpm: Gpm) -> frozenset[str]:
+    """The variables every solution of a GPM binds (its event part and its ``Graph (v,
+    P_D)`` part, SPAseq Def. 15)."""
+    found = required_part(gpm.pattern.text)[1]
+    if gpm.graph_kb is not None:
+        found |= required_part(gpm.graph_kb.pattern.text)[1]
+    return found
+
+
+def _gpms(plan: Plan) -> tuple[Gpm, ...]:
+    """Every GPM of the plan, positive or negated, once, in order."""
+    return tuple(dict.fromkeys(n for n in plan.r2r.walk() if isinstance(n, Gpm)))
+
+
+# The prefilter ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What an event needs to reach the engine (module docstring, 1).
+
+    ``patterns`` are the GPMs' atoms by stream (one entry per GPM); events of
+    ``open_streams`` (a GPM there needs no atom) always pass; ``streams`` are the plan's
+    streams (``None``: every stream is read); with ``markers``, an event that does not pass
+    leaves an empty event at its time."""
+
+    patterns: tuple[tuple[str, int, frozenset[Atom]], ...]
+    open_streams: frozenset[str]
+    streams: frozenset[str] | None
+    markers: bool
+
+    def passes(self, event: Event) -> bool:
+        """Whether ``event`` may match a GPM (the Python form of the Spark SQL filter)."""
+        if self.streams is not None and event.stream not in self.streams:
+            return False
+        if event.stream in self.open_streams:
+            return True
+        held = {str(t.predicate) for t in event.graph}
+        pairs = {(str(t.predicate), str(t.object)) for t in event.graph}
+        return any(
+            stream == event.stream
+            and all((a.p, a.o) in pairs if a.o is not None else a.p in held for a in atoms)
+            for stream, _, atoms in self.patterns
+        )
+
+
+def vocabulary(plan: Plan) -> Vocabulary | None:
+    """The prefilter of a SPAseq plan; ``None`` for other plans (a window's content is a
+    set of events whose every triple may join, and whose number drives report policies:
+    nothing can be left out event by event)."""
+    plan = apply_profile(plan)
+    if not plan.sequences():
+        return None
+    patterns: list[tuple[str, int, frozenset[Atom]]] = []
+    open_streams: set[str] = set()
+    for index, gpm in enumerate(_gpms(plan)):
+        atoms = required_part(gpm.pattern.text)[0]
+        if atoms:
+            patterns.append((gpm.stream, index, atoms))
+        else:
+            open_streams.add(gpm.stream)
+    streams = frozenset(plan.dataset.streams) or None
+    return Vocabulary(tuple(patterns), frozenset(open_streams), streams, _instants_matter(plan))
+
+
+def _instants_matter(plan: Plan) -> bool:
+    """Whether an instant with no matching event still changes the answer: a strict
+    contiguity edge (a run waiting there dies at the streamset's next instant, SPAseq Def.
+    12), or an output at every evaluation instant (ASK, RStream, CONSTRUCT with empty
+    answers reported)."""
+    if isinstance(plan.form, Ask) or plan.r2s is R2S.RSTREAM:
+        return True
+    if isinstance(plan.form, Construct) and plan.parameters.output_empty:
+        return True
+    for nfa in plan.nfas():
+        for state in nfa.states:
+            if state.kind in (StateKind.START, StateKind.FINAL, StateKind.STOP):
+                continue  # a run in x0 took nothing yet: it waits on every event
+            edges = nfa.outgoing(state.name)
+            if any(e.kind is TransitionKind.TAKE for e in edges) and not any(
+                e.kind is TransitionKind.IGNORE for e in edges
+            ):
+                return True
+    return _strict(plan)
+
+
+def _strict(plan: Plan) -> bool:
+    """Whether a strategy of the plan is strict contiguity (belt and braces beside the
+    automaton's edges: a Kleene+ step first iterates strictly)."""
+    return any(
+        getattr(node, "strategy", None) is Strategy.STRICT
+        or Strategy.STRICT in getattr(node, "strategies", ())
+        for node in plan.r2r.walk()
+    )
+
+
+# The partitioning scheme ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """How a plan runs over partitions: ``plan`` is what each partition's evaluator runs
+    (the user's plan, or it as ``SELECT *`` when partitioned), ``final`` the user's plan
+    (profile applied), ``by`` the key variables (empty: one partition), ``partitions``
+    their number, ``within`` the sequence's WITHIN (bounds how late a match is known), and
+    ``reason`` why this scheme (for notes and ``explain``)."""
+
+    plan: Plan
+    final: Plan
+    by: tuple[str, ...]
+    partitions: int
+    within: int | None
+    reason: str
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether events are spread over several partitions by key."""
+        return bool(self.by)
+
+
+def choose_scheme(plan: Plan, partitions: int, *, keys_projected: bool = False) -> Scheme:
+    """Partition by the plan's ``PARTITION BY`` keys when that gives the oracle's answers
+    exactly (module docstring, 2), else one partition. ``keys_projected``: partition only
+    if the SELECT keeps every key variable, so that no two partitions can give one answer
+    (live queries, which cannot keep each answer once across partitions and batches)."""
+    plan = apply_profile(plan)
+    single = Scheme(plan, plan, (), 1, None, "")
+    if not plan.sequences():
+        return replace(single, reason="not a SPAseq sequence: one partition")
+    nfas = plan.nfas()
+    if len(nfas) != 1 or not nfas[0].partition_by:
+        return replace(single, reason="no PARTITION BY: one partition")
+    nfa = nfas[0]
+    form = plan.form
+    if not isinstance(form, Select) or plan.r2s is not R2S.ISTREAM:
+        return replace(single, reason="PARTITION BY with ASK, CONSTRUCT or RStream: one partition")
+    by = nfa.partition_by
+    if keys_projected and form.variables and not set(by) <= set(form.variables):
+        return replace(single, reason="PARTITION BY keys not projected: one partition (live)")
+    first = _initial_patterns(nfa)
+    if not first or not all(_binds(pattern, by) for pattern in first):
+        return replace(
+            single,
+            reason="PARTITION BY keys not bound by every first step's required part: one partition",
+        )
+    star = replace(plan, form=Select())
+    return Scheme(
+        star, plan, by, max(1, partitions), nfa.within, f"PARTITION BY {by}: {partitions}"
+    )
+
+
+def _initial_patterns(nfa: Nfa) -> list[EventPattern]:
+    """The patterns a run that took no event waits for: the ``TAKE`` edges of ``x0`` and
+    of the states its ``PROCEED`` edges reach (an optional first step read as absent)."""
+    stop = {s.name for s in nfa.states if s.kind is StateKind.STOP}
+    seen = [nfa.start.name]
+    todo = list(seen)
+    while todo:
+        for edge in nfa.outgoing(todo.pop()):
+            proceed = edge.kind is TransitionKind.PROCEED and edge.guard.when is When.ALWAYS
+            if proceed and edge.target not in seen:
+                seen.append(edge.target)
+                todo.append(edge.target)
+    found: list[EventPattern] = []
+    for name in seen:
+        for edge in nfa.outgoing(name):
+            pattern = edge.guard.pattern
+            take = edge.kind is TransitionKind.TAKE and edge.target not in stop
+            if take and pattern is not None and pattern not in found:
+                found.append(pattern)
+    return found
+
+
+def _binds(pattern: EventPattern, by: tuple[str, ...]) -> bool:
+    """Whether every pair of ``pattern`` taken alone binds all of ``by`` on one event."""
+    if isinstance(pattern, Gpm):
+        return set(by) <= _gpm_variables(pattern)
+    if isinstance(pattern, Disjunction):
+        return all(_binds(operand, by) for operand in pattern.operands)
+    if isinstance(pattern, Conjunction):
+        return any(_binds(operand, by) for operand in pattern.operands)
+    return False
+
+
+def owner(key: Key, partitions: int) -> int:
+    """The partition that owns ``key`` (module docstring, 3)."""
+    return zlib.crc32("\x00".join(key).encode()) % partitions
+
+
+# Routing events -------------------------------------------------------------------------
+
+
+@dataclass
+class Router:
+    """The keys of events and the partitions they go to (module docstring, 2): an event's
+    keys are the key variables in the solutions of each GPM of its stream on it, alone
+    (SPAseq choice 9; ``rsep.engine.nfa_runtime`` computes them the same way)."""
+
+    scheme: Scheme
+    graphs: Mapping[str, Any]
+    _matcher: GraphMatcher | None = field(default=None, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"scheme": self.scheme, "graphs": self.graphs, "_matcher": None}
+
+    @property
+    def matcher(self) -> GraphMatcher:
+        """The pyoxigraph matcher, made in the process that uses it."""
+        if self._matcher is None:
+            self._matcher = GraphMatcher()
+        return self._matcher
+
+    def keys(self, event: Event) -> frozenset[Key]:
+        """The key values of ``event`` (empty: no key)."""
+        by = self.scheme.by
+        found: set[Key] = set()
+        for gpm in _gpms(self.scheme.plan):
+            if gpm.stream != event.stream:
+                continue
+            for mu in self._solutions(gpm, event):
+                if all(name in mu for name in by):
+                    found.add(tuple(str(mu[name]) for name in by))
+        return frozenset(found)
+
+    def parts(self, event: Event) -> list[int]:
+        """The partitions ``event`` goes to: the owners of its keys, or all."""
+        if not self.scheme.partitioned:
+            return [0]
+        keys = self.keys(event)
+        if not keys:
+            return list(range(self.scheme.partitions))
+        return sorted({owner(key, self.scheme.partitions) for key in keys})
+
+    def _solutions(self, gpm: Gpm, event: Event) -> list[Mu]:
+        """``⟦P⟧_G`` on the event alone, joined with ``⟦P_D⟧`` on the knowledge base
+        (SPAseq Def. 7, 15)."""
+        found = self.matcher.match(gpm.pattern, event.graph)
+        if gpm.graph_kb is None or not found:
+            return found
+        kb = self.graphs.get(gpm.graph_kb.graph)
+        if kb is None:
+            raise UserError(
+                f"GPM {gpm.name} reads the knowledge base graph <{gpm.graph_kb.graph}>, which "
+                "the dataset does not hold (SPAseq Definition 15: Γ(v) must name a graph of D)"
+            )
+        return [
+            nu
+            for partial in found
+            for nu in self.matcher.match(gpm.graph_kb.pattern, _triples(kb), partial)
+        ]
+
+
+def _triples(graph: Any) -> frozenset[Triple]:
+    return graph if isinstance(graph, frozenset) else frozenset(graph)
+
+
+# What a partition gives back -----------------------------------------------------------
+
+
+class PartitionOutput:
+    """A partition's answers made the user's (module docstring, 2): the ``SELECT *``
+    answers of keys the partition owns, through the user's SELECT expressions, projection
+    and IStream (:class:`rsep.engine.projection.Output`). Without partitioning, the
+    answers pass unchanged."""
+
+    def __init__(self, scheme: Scheme, part: int) -> None:
+        from rsep.engine.projection import Output
+
+        self.scheme = scheme
+        self.part = part
+        self._output = Output(scheme.final, answer_set=True) if scheme.partitioned else None
+        self._matcher = GraphMatcher()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the matcher (pyoxigraph stores do not pickle): live queries keep
+        this in Spark's state store."""
+        return {name: value for name, value in self.__dict__.items() if name != "_matcher"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._matcher = GraphMatcher()
+
+    def take(self, results: Iterable[Result]) -> list[Result]:
+        """The answers among ``results`` (in time order) that this partition reports."""
+        if self._output is None:
+            return list(results)
+        out: list[Result] = []
+        batch: list[tuple[Mu, int, int]] = []
+        time: int | None = None
+        for result in results:
+            if not isinstance(result, SelectResult) or result.interval is None:
+                raise TypeError("a partitioned plan answers SELECT results with intervals")
+            key = tuple(str(result.bindings[name]) for name in self.scheme.by)
+            if owner(key, self.scheme.partitions) != self.part:
+                continue
+            if time is not None and result.time != time:
+                out += self._instant(time, batch)
+                batch = []
+            time = result.time
+            batch.append((Mu(result.bindings), *result.interval))
+        if time is not None:
+            out += self._instant(time, batch)
+        return out
+
+    def _instant(self, t: int, answers: list[tuple[Mu, int, int]]) -> list[Result]:
+        assert self._output is not None
+        found = self._output.instant(t, answers, self._matcher)
+        # a match is known at its last event or, past a negated last step, at the end of
+        # its window: at most WITHIN after it; nothing older can be reported again
+        self._output.forget(t - self.scheme.within if self.scheme.within else t)
+        return found

@@ -1,0 +1,671 @@
+"""Batch replay: a plan evaluated over stream files or the event store by the engine, inside
+Spark tasks (issue 6, ``rsep run --engine spark``).
+
+The job, stage by stage (docs/architecture.md):
+
+1. **Read.** The driver lists the inputs; Spark runs one task per stream file (a part file
+   of a folder, a SPAseq description), which parses it with :mod:`rsep.rdf.formats` and
+   returns the columnar form, one row per triple ``stream, ev, event_id, t_start, t_end,
+   s, p, o`` (``ev`` names the event; terms in N-Triples form). The Parquet event store
+   (:mod:`rsep.spark.eventstore`) is read as it is.
+2. **Prefilter** (:class:`~rsep.spark.partition.Vocabulary`), in Spark SQL: the triples are
+   joined with the GPMs' atoms (a broadcast join), counted per event and GPM, and only the
+   events that hold every atom of some GPM of their stream go on (a left semi join); the
+   others are dropped, or become empty events where instants matter. This is the first
+   step of matching graph patterns as joins over the columnar form.
+3. **Route** (:class:`~rsep.spark.partition.Router`): with ``PARTITION BY``, a task
+   evaluates the GPMs of each event's stream on its graph (pyoxigraph) and sends the event
+   to the partition owning each of its keys, an event without a key to every partition.
+4. **Evaluate**: each partition's rows are sorted by time; a task builds the engine's
+   evaluator (:func:`rsep.engine.incremental_query`), pushes the events in batches,
+   finishes at ``until``, and returns the answers as rows ``time, part, seq, key, line``
+   (``line``: the result's JSON, :mod:`rsep.rdf.results`).
+5. **Merge**: the driver collects the answers in time order; partitioned answers that two
+   partitions both give (a projection that drops the key) are kept once, at their
+   earliest time (IStream over the union of the partitions' answers).
+
+:func:`run_on_spark` is the entry point of ``rsep run --engine spark``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import Literal, RdfFormat, Triple, parse
+
+from rsep.algebra.plan import Plan
+from rsep.engine import incremental_query
+from rsep.errors import InputError, UserError
+from rsep.rdf.event import Event
+from rsep.rdf.results import Result, read_results
+from rsep.rdf.terms import parse_term
+from rsep.rdf.time import TimeUnit
+from rsep.spark.partition import (
+    PartitionOutput,
+    Router,
+    Scheme,
+    Vocabulary,
+    choose_scheme,
+    vocabulary,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+
+__all__ = [
+    "ROW_SCHEMA",
+    "Replay",
+    "StreamInput",
+    "evaluate_rows",
+    "prefilter",
+    "read_inputs",
+    "replay",
+    "route",
+    "run_on_spark",
+]
+
+ROW_SCHEMA = (
+    "stream string, ev string, event_id string, t_start long, t_end long, "
+    "s string, p string, o string"
+)
+"""The columnar form of events (DESIGN.md, Data model): one row per triple; ``ev`` names
+the event among all inputs; an event without triples is one row with null ``s, p, o``."""
+
+RESULT_SCHEMA = "time long, part long, seq long, key string, line string"
+"""The answers of the engine's partitions: ``line`` is the result's JSON, ``key`` what
+IStream compares (the JSON without the time)."""
+
+INPUT_MARK = "RSEP_INPUT_ERROR:"
+USER_MARK = "RSEP_USER_ERROR:"
+_END = ":END"
+_ROWS_PER_BATCH = 8192
+_EVENTS_PER_PARSE = 1024
+_EVENTS_PER_PUSH = 512
+
+
+# Inputs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StreamInput:
+    """One ``--stream`` input: a stream file, a folder of part files, a SPAseq description,
+    a folder of CSR-Bench ``data_NN.ttl`` files or a Parquet event store; ``stream`` names
+    the stream of its events (``None``: the streams the file names), ``options`` are the
+    format's read options (:func:`rsep.rdf.formats.read_events`)."""
+
+    path: Path
+    stream: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, item: str) -> StreamInput:
+        """``IRI=FILE`` or ``FILE``, as ``rsep run --stream`` takes them."""
+        if "=" not in item or Path(item).exists():
+            return cls(Path(item))
+        iri, _, path = item.partition("=")
+        return cls(Path(path), iri)
+
+    @property
+    def is_store(self) -> bool:
+        """Whether the input is a Parquet event store (``rsep convert``'s output)."""
+        path = self.path
+        if not path.is_dir():
+            return False
+        return any(p.name.startswith("stream=") for p in path.iterdir()) or any(
+            path.glob("*.parquet")
+        )
+
+
+def _tasks(inputs: Sequence[StreamInput]) -> list[tuple[int, str, str, str | None, str]]:
+    """The read tasks ``(index, kind, path, stream, options)`` of the non-store inputs: a
+    task per part file of a folder, one per other input."""
+    from rsep.rdf.formats import Format, detect_format
+    from rsep.semantics.csrbench import is_csrbench_data
+
+    out: list[tuple[int, str, str, str | None, str]] = []
+    for item in inputs:
+        path = item.path
+        if not path.exists():
+            raise UserError(f"{path}: no such file or directory")
+        options = json.dumps(dict(item.options))
+        if item.is_store:
+            continue
+        if is_csrbench_data(path):
+            out.append((len(out), "csrbench", str(path), item.stream, options))
+        elif path.is_dir() and detect_format(path) is not Format.SPASEQ:
+            from rsep.rdf.formats._common import part_files
+
+            for part in part_files(path):
+                out.append((len(out), "file", str(part), item.stream, options))
+        else:
+            out.append((len(out), "file", str(path), item.stream, options))
+    return out
+
+
+def _read_task(
+    time_unit: TimeUnit,
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each read task runs over its listing rows: parse each file into the
+    columnar form (module docstring, 1)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from rsep.rdf.formats import read_events
+        from rsep.semantics.csrbench import read_stream
+
+        columns: dict[str, list[Any]] = {name: [] for name in _ROW_NAMES}
+        for batch in batches:
+            for index, kind, path, stream, options in zip(
+                *(batch.column(n).to_pylist() for n in ("idx", "kind", "path", "stream", "opts")),
+                strict=True,
+            ):
+                with _marked_errors():
+                    if kind == "csrbench":
+                        folder = Path(path)
+                        streams = read_stream(folder, stream) if stream else read_stream(folder)
+                        found: Iterable[Event] = (e for s in streams.values() for e in s)
+                    else:
+                        found = read_events(
+                            Path(path), stream=stream, time_unit=time_unit, **json.loads(options)
+                        )
+                    for ordinal, event in enumerate(found):
+                        named = stream if stream is not None else event.stream
+                        _append(columns, event, named, f"{index}:{ordinal}")
+                        if len(columns["stream"]) >= _ROWS_PER_BATCH:
+                            yield _batch(columns)
+                            columns = {column: [] for column in _ROW_NAMES}
+        if columns["stream"]:
+            yield _batch(columns)
+
+    return run
+
+
+_ROW_NAMES = ("stream", "ev", "event_id", "t_start", "t_end", "s", "p", "o")
+
+
+def _batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
+    """An Arrow batch of ``columns`` with the types Spark declared (``long`` for the
+    integer columns, ``string`` for the others, whatever the values)."""
+    import pyarrow as pa
+
+    types = {name: pa.int64() if name in _INTEGERS else pa.string() for name in columns}
+    return pa.RecordBatch.from_pydict(columns, schema=pa.schema(list(types.items())))
+
+
+_INTEGERS = frozenset({"t_start", "t_end", "part", "time", "seq"})
+
+
+def _append(columns: dict[str, list[Any]], event: Event, stream: str, ev: str) -> None:
+    """The rows of one event (one per triple; one with null terms when it has none)."""
+    ident = "" if event.id is None else str(event.id)
+    triples: list[Triple | None] = [*event.graph] or [None]
+    for triple in triples:
+        columns["stream"].append(stream)
+        columns["ev"].append(ev)
+        columns["event_id"].append(ident)
+        columns["t_start"].append(event.t_start)
+        columns["t_end"].append(event.t_end)
+        columns["s"].append(None if triple is None else str(triple.subject))
+        columns["p"].append(None if triple is None else str(triple.predicate))
+        columns["o"].append(None if triple is None else str(triple.object))
+
+
+def read_inputs(
+    spark: SparkSession,
+    inputs: Sequence[StreamInput],
+    time_unit: TimeUnit = TimeUnit.MILLISECONDS,
+) -> DataFrame:
+    """The events of ``inputs`` in the columnar form (:data:`ROW_SCHEMA`), read and parsed by
+    Spark tasks, one per file; event stores are read as Parquet."""
+    from pyspark.sql import functions as F
+
+    from rsep.spark.eventstore import read_store
+
+    if not inputs:
+        raise UserError("no input streams")
+    frames: list[DataFrame] = []
+    listing = _tasks(inputs)
+    if listing:
+        tasks = spark.createDataFrame(
+            listing, "idx int, kind string, path string, stream string, opts string"
+        ).repartitionByRange(len(listing), "idx")
+        frames.append(tasks.mapInArrow(_read_task(time_unit), ROW_SCHEMA))
+    for item in inputs:
+        if not item.is_store:
+            continue
+        store = read_store(spark, item.path)
+        stream = F.col("stream") if item.stream is None else F.lit(item.stream)
+        frames.append(
+            store.select(
+                stream.alias("stream"),
+                F.concat_ws(
+                    "\u0001", F.col("stream"), "event_id", "t_start", "t_end", F.lit(str(item.path))
+                ).alias("ev"),
+                "event_id",
+                "t_start",
+                "t_end",
+                "s",
+                "p",
+                "o",
+            )
+        )
+    frame = frames[0]
+    for other in frames[1:]:
+        frame = frame.unionByName(other)
+    return frame
+
+
+# The prefilter ----------------------------------------------------------------------------
+
+
+def prefilter(spark: SparkSession, frame: DataFrame, vocab: Vocabulary | None) -> DataFrame:
+    """The rows of the events that may match a GPM (module docstring, 2), plus an empty
+    event for each other one when ``vocab.markers``; ``frame`` itself without a
+    vocabulary."""
+    from pyspark.sql import functions as F
+
+    if vocab is None:
+        return frame
+    if vocab.streams is not None:
+        frame = frame.where(F.col("stream").isin(sorted(vocab.streams)))
+    rows = [
+        (stream, gpm, index, atom.p, atom.o, len(atoms))
+        for stream, gpm, atoms in vocab.patterns
+        for index, atom in enumerate(sorted(atoms, key=lambda a: (a.p, a.o or "")))
+    ]
+    open_streams = sorted(vocab.open_streams)
+    is_open = F.col("stream").isin(open_streams) if open_streams else F.lit(False)
+    closed = frame.where(~is_open)
+    if rows:
+        atoms = spark.createDataFrame(
+            rows, "a_stream string, gpm int, atom int, a_p string, a_o string, needed int"
+        )
+        hits = (
+            closed.select("stream", "ev", "p", "o")
+            .join(
+                F.broadcast(atoms),
+                (F.col("stream") == F.col("a_stream"))
+                & (F.col("p") == F.col("a_p"))
+                & (F.col("a_o").isNull() | (F.col("o") == F.col("a_o"))),
+            )
+            .select("ev", "gpm", "atom", "needed")
+            .distinct()
+            .groupBy("ev", "gpm", "needed")
+            .count()
+            .where(F.col("count") == F.col("needed"))
+            .select("ev")
+            .distinct()
+        )
+        kept = closed.join(hits, "ev", "left_semi")
+        dropped = closed.join(hits, "ev", "left_anti")
+    else:
+        kept = closed.limit(0)
+        dropped = closed
+    out = frame.where(is_open).unionByName(kept.select(*frame.columns))
+    if vocab.markers:
+        markers = (
+            dropped.select("stream", "ev", "event_id", "t_start", "t_end")
+            .distinct()
+            .select(
+                "stream",
+                "ev",
+                "event_id",
+                "t_start",
+                "t_end",
+                F.lit(None).cast("string").alias("s"),
+                F.lit(None).cast("string").alias("p"),
+                F.lit(None).cast("string").alias("o"),
+            )
+        )
+        out = out.unionByName(markers)
+    return out
+
+
+def _shuffle_partitions(spark: SparkSession) -> int:
+    return int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+
+
+# Rows to events -------------------------------------------------------------------------
+
+
+def events_of(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[int, str, Event]]:
+    """The events of columnar rows whose rows are adjacent, as ``(part, ev, event)``
+    (``part`` 0 when the rows have none); triples are parsed by pyoxigraph many events at
+    a time, so the terms are exactly the N-Triples the rows hold."""
+    pending: list[tuple[tuple[int, str, str, str, int, int], list[str]]] = []
+    head: tuple[int, str, str, str, int, int] | None = None
+    lines: list[str] = []
+    for batch in batches:
+        names = batch.schema.names
+        size = batch.num_rows
+        parts = batch.column("part").to_pylist() if "part" in names else [0] * size
+        cols = [batch.column(n).to_pylist() for n in _ROW_NAMES]
+        for part, stream, ev, event_id, t_start, t_end, s, p, o in zip(parts, *cols, strict=True):
+            if head is None or head[0] != part or head[1] != ev:
+                if head is not None:
+                    pending.append((head, lines))
+                head = (part, ev, stream, event_id, t_start, t_end)
+                lines = []
+            if s is not None:
+                lines.append(f"{s} {p} {o} .")
+        if len(pending) >= _EVENTS_PER_PARSE:
+            yield from _parsed(pending)
+            pending = []
+    if head is not None:
+        pending.append((head, lines))
+    yield from _parsed(pending)
+
+
+def _parsed(
+    pending: list[tuple[tuple[int, str, str, str, int, int], list[str]]],
+) -> Iterator[tuple[int, str, Event]]:
+    if not pending:
+        return
+    data = "\n".join(line for _, lines in pending for line in lines).encode()
+    triples = [q.triple for q in parse(input=data, format=RdfFormat.N_TRIPLES)] if data else []
+    position = 0
+    for (part, ev, stream, event_id, t_start, t_end), lines in pending:
+        graph = frozenset(triples[position : position + len(lines)])
+        position += len(lines)
+        ident = parse_term(event_id) if event_id else None
+        if isinstance(ident, Literal | Triple):
+            ident = None
+        yield part, ev, Event(stream, t_start, t_end, graph, ident)
+
+
+# Routing ----------------------------------------------------------------------------------
+
+
+def route(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFrame:
+    """``frame`` with column ``part``: each event's rows once per partition it goes to
+    (module docstring, 3); all in partition 0 without partitioning."""
+    from pyspark.sql import functions as F
+
+    if not scheme.partitioned:
+        return frame.withColumn("part", F.lit(0))
+    router = Router(scheme, graphs)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        columns: dict[str, list[Any]] = {name: [] for name in (*_ROW_NAMES, "part")}
+        with _marked_errors():
+            for _, ev, event in events_of(batches):
+                for part in router.parts(event):
+                    before = len(columns["stream"])
+                    _append(columns, event, event.stream, ev)
+                    columns["part"].extend([part] * (len(columns["stream"]) - before))
+                if len(columns["stream"]) >= _ROWS_PER_BATCH:
+                    yield _batch(columns)
+                    columns = {name: [] for name in columns}
+        if columns["stream"]:
+            yield _batch(columns)
+
+    return frame.sortWithinPartitions("ev").mapInArrow(run, ROW_SCHEMA + ", part long")
+
+
+# Evaluation -------------------------------------------------------------------------------
+
+
+def evaluate_rows(
+    frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any], until: int | None
+) -> DataFrame:
+    """The answers of the routed rows (:data:`RESULT_SCHEMA`): each partition's rows in one
+    Spark task, sorted by time and run through the engine (module docstring, 4)."""
+    from pyspark.sql import functions as F
+
+    order = ("part", "t_end", "t_start", "stream", "ev")
+    count = scheme.partitions
+    if count > 1:
+        # Spark hash-partitions by pmod(hash(column), n): a bucket per partition whose
+        # hash lands on it puts each partition in a task of its own
+        buckets = F.element_at(
+            F.array(*(F.lit(b).cast("long") for b in _buckets(count))),
+            (F.col("part") + 1).cast("int"),
+        )
+        spread = frame.withColumn("bucket", buckets).repartition(count, "bucket").drop("bucket")
+    else:
+        spread = frame.repartition(1)
+    ordered = spread.sortWithinPartitions(*order)
+    return ordered.mapInArrow(_engine_task(scheme, graphs, until), RESULT_SCHEMA)
+
+
+def _buckets(count: int) -> list[int]:
+    """For each partition ``p < count``, the smallest integer whose Spark hash (Murmur3,
+    seed 42, as ``repartition`` uses it) lands on ``p``."""
+    found: dict[int, int] = {}
+    candidate = 0
+    while len(found) < count:
+        found.setdefault(_spark_hash_long(candidate) % count, candidate)
+        candidate += 1
+    return [found[p] for p in range(count)]
+
+
+def _spark_hash_long(value: int) -> int:
+    """Spark's ``hash()`` of a ``long`` (Murmur3 x86 32-bit over its two 32-bit halves,
+    seed 42), a signed 32-bit integer; Python's ``%`` of it is Spark's ``pmod``."""
+
+    def mix(h: int, k: int) -> int:
+        k = (k * 0xCC9E2D51) & 0xFFFFFFFF
+        k = ((k << 15) | (k >> 17)) & 0xFFFFFFFF
+        k = (k * 0x1B873593) & 0xFFFFFFFF
+        h ^= k
+        h = ((h << 13) | (h >> 19)) & 0xFFFFFFFF
+        return (h * 5 + 0xE6546B64) & 0xFFFFFFFF
+
+    h = 42
+    h = mix(h, value & 0xFFFFFFFF)
+    h = mix(h, (value >> 32) & 0xFFFFFFFF)
+    h ^= 8
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    h ^= h >> 16
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _engine_task(
+    scheme: Scheme, graphs: Mapping[str, Any], until: int | None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each evaluation task runs: one evaluator per partition value met."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+
+        rows: dict[str, list[Any]] = {n: [] for n in ("time", "part", "seq", "key", "line")}
+        state: dict[str, Any] = {"part": None, "query": None, "output": None, "seq": 0}
+        buffer: list[Event] = []
+
+        def emit(results: list[Result]) -> None:
+            for result in state["output"].take(results):
+                data = result.to_json()
+                line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+                data.pop("time")
+                rows["time"].append(result.time)
+                rows["part"].append(state["part"])
+                rows["seq"].append(state["seq"])
+                rows["key"].append(json.dumps(data, ensure_ascii=False, sort_keys=True))
+                rows["line"].append(line)
+                state["seq"] += 1
+
+        def close() -> None:
+            if state["query"] is not None:
+                emit(state["query"].push(buffer))
+                buffer.clear()
+                emit(state["query"].finish(until))
+
+        with _marked_errors():
+            for part, _, event in events_of(batches):
+                if part != state["part"]:
+                    close()
+                    state.update(
+                        part=part,
+                        query=incremental_query(scheme.plan, graphs),
+                        output=PartitionOutput(scheme, part),
+                        seq=0,
+                    )
+                buffer.append(event)
+                if len(buffer) >= _EVENTS_PER_PUSH:
+                    emit(state["query"].push(buffer))
+                    buffer.clear()
+                if len(rows["time"]) >= _ROWS_PER_BATCH:
+                    yield _batch(rows)
+                    rows = {n: [] for n in rows}
+            close()
+        if rows["time"]:
+            yield _batch(rows)
+
+    return run
+
+
+def merge(rows: Iterable[tuple[int, int, int, str, str]], scheme: Scheme) -> list[str]:
+    """The answers ``(time, part, seq, key, line)`` as JSON lines in time order (module
+    docstring, 5): partitioned answers once each, at their earliest time; otherwise as the
+    one partition gave them."""
+    if not scheme.partitioned:
+        return [line for *_, line in sorted(rows, key=lambda r: (r[0], r[2]))]
+    first: dict[str, tuple[int, str]] = {}
+    for t, _, _, key, line in rows:
+        known = first.get(key)
+        if known is None or t < known[0]:
+            first[key] = (t, line)
+    return [line for _, line in sorted((t, line) for t, line in first.values())]
+
+
+# The job ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Replay:
+    """What a replay did: its answers, the scheme it ran under and, when measured, the rows
+    read and kept by the prefilter, and the time taken."""
+
+    results: list[Result]
+    scheme: Scheme
+    rows_read: int | None = None
+    rows_kept: int | None = None
+    seconds: float = 0.0
+
+    @property
+    def rows_per_second(self) -> float:
+        """Input rows (triples) per second of wall-clock time, when measured."""
+        return (self.rows_read or 0) / self.seconds if self.seconds else 0.0
+
+
+def replay(
+    spark: SparkSession,
+    plan: Plan,
+    inputs: Sequence[StreamInput],
+    graphs: Mapping[str, Any] | None = None,
+    until: int | None = None,
+    *,
+    partitions: int | None = None,
+    use_prefilter: bool = True,
+    measure: bool = False,
+) -> Replay:
+    """Evaluate ``plan`` over ``inputs`` with the engine in Spark tasks (module docstring).
+
+    ``partitions`` defaults to ``spark.sql.shuffle.partitions``; ``measure`` counts the
+    rows read and kept by the prefilter (two more Spark jobs)."""
+    from pyspark import StorageLevel
+
+    started = time.perf_counter()
+    graphs = dict(graphs or {})
+    incremental_query(plan, graphs)  # refuse a plan or missing graphs before Spark starts
+    count = partitions or _shuffle_partitions(spark)
+    scheme = choose_scheme(plan, count)
+    vocab = vocabulary(scheme.final) if use_prefilter else None
+    frame = read_inputs(spark, inputs, scheme.final.parameters.time_unit)
+    if vocab is not None or measure:
+        # the prefilter reads the rows three times: parse the files once
+        frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+    out = Replay([], scheme)
+    try:
+        with _driver_errors():
+            kept = prefilter(spark, frame, vocab)
+            if measure:
+                out.rows_read = frame.count()
+                out.rows_kept = kept.count()
+            answers = evaluate_rows(route(kept, scheme, graphs), scheme, graphs, until)
+            rows = [
+                (r["time"], r["part"], r["seq"], r["key"], r["line"]) for r in answers.collect()
+            ]
+    finally:
+        frame.unpersist()
+    out.results = list(read_results(merge(rows, scheme)))
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+def run_on_spark(
+    plan: Plan,
+    inputs: Sequence[StreamInput | str | Path],
+    graphs: Mapping[str, Any] | None = None,
+    until: int | None = None,
+    master: str | None = None,
+) -> Iterator[Result]:
+    """``rsep run --engine spark``: the answers of ``plan`` over ``inputs`` (``IRI=FILE``
+    strings as ``--stream`` takes them, paths, or :class:`StreamInput`) and ``graphs``
+    (static ``frozenset`` of triples or time-varying graphs by IRI), up to ``until``, in
+    time order; Spark runs on ``master`` (default: the active session, else ``local[2]`` or
+    ``RSEP_SPARK_MASTER``)."""
+    from rsep.spark.session import get_session
+
+    items = [
+        item if isinstance(item, StreamInput) else StreamInput.parse(str(item)) for item in inputs
+    ]
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession() if master is None else None
+    spark = active if active is not None else get_session(master)
+    yield from replay(spark, plan, items, graphs, until).results
+
+
+# Errors across the JVM --------------------------------------------------------------------
+
+
+@contextmanager
+def _marked_errors() -> Iterator[None]:
+    """In a task: an :class:`InputError` or :class:`UserError` becomes a marked
+    ``RuntimeError`` whose text survives the JVM, so the driver can raise it again."""
+    try:
+        yield
+    except InputError as exc:
+        entry = {"file": str(exc.file), "line": exc.line, "reason": exc.reason}
+        raise RuntimeError(INPUT_MARK + json.dumps(entry) + _END) from None
+    except UserError as exc:
+        raise RuntimeError(USER_MARK + json.dumps(str(exc)) + _END) from None
+
+
+@contextmanager
+def _driver_errors() -> Iterator[None]:
+    """On the driver: a failed Spark job whose text holds a marked error raises it again
+    (:class:`InputError` naming file and line, or :class:`UserError`)."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as exc:
+        marked = unmark(str(exc))
+        if marked is None:
+            raise
+        raise marked from None
+
+
+def unmark(text: str) -> UserError | None:
+    """The error a task marked in ``text`` (:class:`_marked_errors`), if any."""
+    for mark in (INPUT_MARK, USER_MARK):
+        start = text.find(mark)
+        if start < 0:
+            continue
+        end = text.find(_END, start)
+        data = json.loads(text[start + len(mark) : end])
+        if mark == INPUT_MARK:
+            return InputError(data["file"], data["line"], data["reason"])
+        return UserError(data)
+    return None
