@@ -67,8 +67,8 @@ def test_run_with_a_static_and_a_time_varying_graph(
 
 def test_run_user_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     q = query(tmp_path)
-    assert cli.main(["run", q, "--engine", "spark", "--stream", stream()]) == 1
-    assert "issue 6" in capsys.readouterr().err
+    assert cli.main(["run", q, "--engine", "flink", "--stream", stream()]) == 1
+    assert "unknown engine 'flink'" in capsys.readouterr().err
     assert cli.main(["run", q, "--stream", "nofile"]) == 1
     assert "nofile: no such file" in capsys.readouterr().err
     assert cli.main(["run", q, "--stream", f"{EX}S_nearby={tmp_path / 'missing.tnt'}"]) == 1

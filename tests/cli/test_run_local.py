@@ -1,5 +1,6 @@
-"""``rsep run --engine local``: the incremental engine in one process writes the oracle's
-results (``--engine reference``) for the plans it runs, and refuses the others clearly."""
+"""``rsep run --engine local`` and ``--engine spark``: the incremental engine, in one
+process or inside Spark tasks, writes the oracle's results (``--engine reference``) for the
+plans it runs, and refuses the others clearly."""
 
 from __future__ import annotations
 
@@ -73,3 +74,20 @@ WHERE { MATCH ( EVENT :w1 { ?x :p ?y } ) }
     assert cli.main([*args, "--engine", "local"]) == 1
     assert "--engine reference" in capsys.readouterr().err
     assert cli.main([*args, "--engine", "local", "--start", "3"]) == 1
+
+
+@pytest.mark.spark
+def test_spark_engine_on_the_kleene_plus_folder(
+    spark: object,
+    shared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--engine spark`` (the engine inside Spark tasks, on the tests' local session) writes
+    the oracle's results on SPAseq's kleeneplus folder."""
+    monkeypatch.chdir(shared_data / "spaseq" / "tests")
+    args = ["kleeneplus/queryKleene.q", "--stream", "kleeneplus/streamKleene.txt"]
+    assert cli.main(["run", *args]) == 0
+    reference = lines(capsys.readouterr().out)
+    assert cli.main(["run", *args, "--engine", "spark"]) == 0, capsys.readouterr().err
+    assert lines(capsys.readouterr().out) == reference and len(reference) == 3
