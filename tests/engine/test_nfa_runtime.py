@@ -807,3 +807,25 @@ def test_input_contract() -> None:
     found = again.finish()
     assert [(r.time, r.interval) for r in found] == [(3, (3, 3))]
     assert canonical(found) == oracle(plan, events)
+
+
+def test_literals_compare_as_the_oracle_substitutes_them() -> None:
+    """The engine joins a GPM's solutions with a run's mapping instead of substituting the
+    mapping into the pattern; pyoxigraph matches a substituted ``"14.0"^^xsd:double``
+    with a stored ``"14.00"`` or ``"1.4E1"`` (one value), so the join compares stored
+    forms too: the oracle's answers, on the per-run path and the hash join alike."""
+    double = "<http://www.w3.org/2001/XMLSchema#double>"
+    events = turtle_events(
+        U1,
+        (1, f':a :price "14.0"^^{double} .'),
+        (2, f':b :price "14.00"^^{double} .'),
+        (3, f':c :price "1.4E1"^^{double} .'),
+        (4, ':d :price "14"^^<http://www.w3.org/2001/XMLSchema#integer> .'),
+    )
+    a = gpm("A", U1, "{ ?s :price ?p }")
+    b = gpm("B", U1, "{ ?t :price ?p }")
+    c = gpm("C", U1, "{ ?t :price ?q FILTER (?q = ?p) }")
+    for pattern in (Seq.of(a, ANY, b), Seq.of(a, ANY, c), Seq.of(a, ANY, KleenePlus(b, ANY))):
+        plan = plan_of(pattern, (U1,))
+        assert len(same(plan, events)) == 3
+        same(plan, events, Driver(batches=(1,)))
