@@ -48,7 +48,8 @@ class IncrementalQuery(ABC):
     @abstractmethod
     def push(self, events: Iterable[Event]) -> list[Result]:
         """Take a batch of events (non-decreasing time); return the answers that became
-        final (those at instants before the batch's first time)."""
+        final: those of every instant the batch completes (an instant is complete once a
+        later event has arrived)."""
 
     @abstractmethod
     def advance(self, t: int) -> list[Result]:
