@@ -79,6 +79,7 @@ __all__ = [
     "StreamBgp",
     "Within",
     "transform",
+    "unwrap_bounds",
 ]
 
 _NAME = re.compile(r"[A-Za-z_0-9][\w\u00b7\u0300-\u036f\u203f-\u2040-]*", re.UNICODE)
@@ -868,3 +869,22 @@ class PartitionBy(EventPattern):
     @property
     def variables(self) -> frozenset[str]:
         return self.pattern.variables
+
+
+def unwrap_bounds(pattern: EventPattern) -> tuple[EventPattern, int | None, tuple[str, ...]]:
+    """A SPAseq sequence expression without its ``WITHIN`` and ``PARTITION BY`` (Def. 4,
+    16): ``(expression, duration or None, key variables)``; a ``ValueError`` when either
+    is given twice."""
+    within: int | None = None
+    partition: tuple[str, ...] = ()
+    while isinstance(pattern, Within | PartitionBy):
+        if isinstance(pattern, Within):
+            if within is not None:
+                raise ValueError("WITHIN is given twice")
+            within = pattern.duration
+        else:
+            if partition:
+                raise ValueError("PARTITION BY is given twice")
+            partition = pattern.by
+        pattern = pattern.pattern
+    return pattern, within, partition

@@ -51,10 +51,9 @@ from rsep.algebra.events import (
     KleenePlus,
     Negation,
     Optional,
-    PartitionBy,
     Sequence,
     Strategy,
-    Within,
+    unwrap_bounds,
 )
 from rsep.errors import UserError
 from rsep.rdf.time import format_duration
@@ -521,19 +520,10 @@ class _Builder:
 
 
 def _unwrap(pattern: EventPattern) -> tuple[EventPattern, int | None, tuple[str, ...]]:
-    within: int | None = None
-    partition: tuple[str, ...] = ()
-    while isinstance(pattern, Within | PartitionBy):
-        if isinstance(pattern, Within):
-            if within is not None:
-                raise NfaCompileError("WITHIN is given twice")
-            within = pattern.duration
-        else:
-            if partition:
-                raise NfaCompileError("PARTITION BY is given twice")
-            partition = pattern.by
-        pattern = pattern.pattern
-    return pattern, within, partition
+    try:
+        return unwrap_bounds(pattern)
+    except ValueError as exc:
+        raise NfaCompileError(str(exc)) from None
 
 
 def compile_nfa(pattern: EventPattern) -> Nfa:

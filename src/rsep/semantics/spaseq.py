@@ -63,9 +63,8 @@ from rsep.algebra.events import (
     KleenePlus,
     Negation,
     Optional,
-    PartitionBy,
     Strategy,
-    Within,
+    unwrap_bounds,
 )
 from rsep.algebra.events import Sequence as SeqExpr
 from rsep.algebra.plan import EventJoin, Plan
@@ -567,19 +566,10 @@ class _Query:
 
 
 def _query(pattern: EventPattern) -> _Query:
-    within: int | None = None
-    partition: tuple[str, ...] = ()
-    node = pattern
-    while isinstance(node, Within | PartitionBy):
-        if isinstance(node, Within):
-            if within is not None:
-                raise UserError("WITHIN is given twice")
-            within = node.duration
-        else:
-            if partition:
-                raise UserError("PARTITION BY is given twice")
-            partition = node.by
-        node = node.pattern
+    try:
+        node, within, partition = unwrap_bounds(pattern)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     sequence = node if isinstance(node, SeqExpr) else SeqExpr((node,), ())
     gpms = tuple(dict.fromkeys(n for n in sequence.walk() if isinstance(n, Gpm)))
     return _Query(tuple(_variants(sequence)), within, partition, gpms)
