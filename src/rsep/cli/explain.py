@@ -17,7 +17,7 @@ from typing import Any
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import explain
-from rsep.cli.options import read_query, settings
+from rsep.cli.options import add_query_arguments, read_query, settings
 from rsep.lang import parse_query
 from rsep.lang.dialects import Dialect, all_dialects, cue_text, get_dialect
 
@@ -34,16 +34,7 @@ def add_parser(commands: Any) -> None:
             "docs/languages.md."
         ),
     )
-    p.add_argument("query", metavar="QUERY", help="query file, or - for standard input")
-    p.add_argument("--dialect", metavar="NAME", help="read the query in this dialect")
-    p.add_argument(
-        "--set",
-        dest="settings",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set an operational parameter (repeatable); beats the query text",
-    )
+    add_query_arguments(p)
     p.add_argument(
         "--profile",
         choices=[profile.value for profile in Profile],

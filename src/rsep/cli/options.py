@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from rsep.errors import UserError
 
@@ -30,3 +31,18 @@ def read_query(query: str) -> str:
         return Path(query).read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot read the query {query}: {exc.strerror or exc}") from None
+
+
+def add_query_arguments(p: Any) -> None:
+    """The query file, ``--dialect`` and ``--set`` options every command that reads a query
+    shares."""
+    p.add_argument("query", metavar="QUERY", help="query file, or - for standard input")
+    p.add_argument("--dialect", metavar="NAME", help="read the query in this dialect")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set an operational parameter (repeatable); beats the query text",
+    )

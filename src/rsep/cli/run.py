@@ -33,7 +33,7 @@ from pyoxigraph import Triple
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
-from rsep.cli.options import pair, read_query, settings
+from rsep.cli.options import add_query_arguments, pair, read_query, settings
 from rsep.engine import incremental_query
 from rsep.errors import UserError
 from rsep.lang import detect_dialect, get_dialect, parse_query
@@ -51,16 +51,7 @@ the same engine inside Spark tasks (:func:`rsep.spark.replay.run_on_spark`)."""
 
 def add_data_arguments(p: Any) -> None:
     """The query, dialect, parameter, stream and graph options ``run`` and ``check`` share."""
-    p.add_argument("query", metavar="QUERY", help="query file, or - for standard input")
-    p.add_argument("--dialect", metavar="NAME", help="read the query in this dialect")
-    p.add_argument(
-        "--set",
-        dest="settings",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set an operational parameter (repeatable); beats the query text",
-    )
+    add_query_arguments(p)
     p.add_argument(
         "--stream",
         dest="streams",
