@@ -28,8 +28,15 @@ from collections.abc import Iterable, Mapping
 
 from pyoxigraph import Triple
 
-from rsep.algebra.events import GraphPatternRef
-from rsep.algebra.plan import Plan
+from rsep.algebra.events import (
+    CepSeq,
+    CepWindow,
+    EventPattern,
+    GraphPatternRef,
+    Match,
+    StreamBgp,
+)
+from rsep.algebra.plan import EventJoin, Plan
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
@@ -73,10 +80,12 @@ class IncrementalQuery(ABC):
 def incremental_query(
     plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None
 ) -> IncrementalQuery:
-    """The engine's evaluator of ``plan``: SPAseq sequences run as NFAs
-    (:mod:`rsep.engine.nfa_runtime`), RSP-QL graph patterns over windows on incremental
-    window state (:mod:`rsep.engine.continuous`); the other event languages are not
-    incremental yet."""
+    """The engine's evaluator of ``plan``, by the language its operators belong to (as
+    ``rsep.semantics.evaluate.event_evaluation`` picks the oracle's): SPAseq sequences run
+    as NFAs (:mod:`rsep.engine.nfa_runtime`), RSEP-QL MATCH with its selection and
+    consumption policies (:mod:`rsep.engine.rsepql`), CQELS-CEP and EP-SPARQL interval
+    operators (:mod:`rsep.engine.cqelscep`, :mod:`rsep.engine.epsparql`), RSP-QL graph
+    patterns over windows on incremental window state (:mod:`rsep.engine.continuous`)."""
     if plan.sequences():
         from rsep.engine.nfa_runtime import NfaQuery
 
@@ -85,7 +94,22 @@ def incremental_query(
         from rsep.engine.continuous import ContinuousWindowQuery
 
         return ContinuousWindowQuery(plan, graphs)
+    r2r = plan.r2r
+    root = r2r.event if isinstance(r2r, EventJoin) else r2r
+    kinds = {type(node) for node in root.walk()} if isinstance(root, EventPattern) else set()
+    if Match in kinds:
+        from rsep.engine.rsepql import RsepqlQuery
+
+        return RsepqlQuery(plan, graphs)
+    if kinds & {CepSeq, CepWindow}:
+        from rsep.engine.cqelscep import CqelscepQuery
+
+        return CqelscepQuery(plan, graphs)
+    if StreamBgp in kinds:
+        from rsep.engine.epsparql import EpsparqlQuery
+
+        return EpsparqlQuery(plan, graphs)
     raise UserError(
-        "the engine does not evaluate this plan yet (issue 6): SPAseq sequences and RSP-QL "
-        "graph patterns over windows run incrementally; use --engine reference"
+        f"the engine does not evaluate a plan whose r2r is {type(root).__name__}; "
+        "use --engine reference"
     )
