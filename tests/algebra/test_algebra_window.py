@@ -303,3 +303,43 @@ def test_yabench_fixtures(shared_data: Path) -> None:
         fixture = base / "testOnContentChange" / f"{number}.window"
         expected = Counter(line for line, _ in _lines(fixture))
         assert _select(change_input, extent, WindowBounds.CLOSED) == expected
+
+
+def test_facts_of_window_functions_shared_by_oracle_and_engine() -> None:
+    """origin, horizon, interval ends, [NOW], ticks and the every-instant rule (RSP-QL
+    Defs. 13 and 23; RSEP-QL Def. 3): one function each, read by both evaluators."""
+    from rsep.algebra.window import (
+        NamedWindow,
+        Reading,
+        has_now,
+        horizon,
+        interval_ends,
+        origin,
+        reporting_windows,
+        ticks,
+        visits_every_instant,
+    )
+
+    reading = Reading(PresentRule.LATEST, WindowBounds.OPEN_CLOSED, 3)
+    sliding = TimeWindow(10, 2, None)
+    anchored = TimeWindow(10, 2, 7)
+    nested = Composed(IntervalWindow(4, 20), NowWindow())
+    assert origin(sliding, reading) == 3  # window.t0
+    assert origin(anchored, reading) == 7  # the window's own t0
+    assert origin(LandmarkWindow(5), reading) == 5
+    assert horizon(sliding) == 12  # α + β
+    assert horizon(NowWindow()) == 1
+    assert horizon(nested) == 1
+    assert horizon(IdentityWindow()) == 0
+    assert interval_ends(nested) == [20]
+    assert interval_ends(sliding) == []
+    assert has_now(nested) and not has_now(sliding)
+    # periodic: t = origin + k·period, k ≥ 1
+    assert [t for t in range(0, 16) if ticks(4, anchored, t, reading)] == [11, 15]
+    assert visits_every_instant(ReportPolicy.parse("non_empty"), sliding)
+    assert not visits_every_instant(ReportPolicy.parse("window_close"), sliding)
+    assert visits_every_instant(ReportPolicy.parse("window_close"), NowWindow())
+    a = NamedWindow("urn:a", "urn:s", sliding)
+    b = NamedWindow("urn:b", "urn:s", sliding, report=ReportPolicy.parse("window_close"))
+    assert reporting_windows((a, b)) == (b,)
+    assert reporting_windows((a,)) == (a,)

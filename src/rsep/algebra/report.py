@@ -34,6 +34,7 @@ from rsep.rdf.time import format_duration, parse_duration
 
 __all__ = [
     "CONTENT_CHANGE",
+    "EVENT_CONDITIONS",
     "NEW_CONTENT",
     "NON_EMPTY",
     "PERIODIC",
@@ -77,6 +78,8 @@ ReportCondition = Condition | Periodic
 CONTENT_CHANGE = Condition.CONTENT_CHANGE
 NEW_CONTENT = Condition.NEW_CONTENT
 WINDOW_CLOSE = Condition.WINDOW_CLOSE
+EVENT_CONDITIONS = frozenset({CONTENT_CHANGE, NEW_CONTENT, WINDOW_CLOSE})
+"""The conditions that are events (they hold at an instant, not over a stretch of time)."""
 NON_EMPTY = Condition.NON_EMPTY
 PERIODIC = Periodic
 

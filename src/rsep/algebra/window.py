@@ -30,11 +30,17 @@ takes ``(o, c]``, the YABench oracle ``[o, c]``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from rsep.algebra.report import ReportPolicy
+from rsep.algebra.report import (
+    EVENT_CONDITIONS,
+    WINDOW_CLOSE,
+    Periodic,
+    ReportPolicy,
+)
 
 __all__ = [
     "Composed",
@@ -46,9 +52,17 @@ __all__ = [
     "NamedWindow",
     "NowWindow",
     "PresentRule",
+    "Reading",
     "TimeWindow",
     "WindowBounds",
     "WindowFunction",
+    "has_now",
+    "horizon",
+    "interval_ends",
+    "origin",
+    "reporting_windows",
+    "ticks",
+    "visits_every_instant",
 ]
 
 
@@ -489,3 +503,84 @@ class NamedWindow:
     window: WindowFunction
     report: ReportPolicy | None = None
     present: PresentRule | None = None
+
+
+# How a window is read, and facts about a window function that the oracle
+# (rsep.semantics) and the engine (rsep.engine) both need -----------------------------------
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a window is read: its present-window rule (``window.present`` or the window's
+    own), the boundary convention (``window.bounds``) and the default origin
+    (``window.t0``) for window functions that do not fix their own."""
+
+    rule: PresentRule = PresentRule.LATEST
+    bounds: WindowBounds = WindowBounds.OPEN_CLOSED
+    t0: int = 0
+
+
+def origin(window: WindowFunction, reading: Reading) -> int:
+    """Where a window function's time axis starts: its own ``t0`` (time-based, landmark) or
+    ``window.t0`` (RSP-QL Def. 13, ``t0``)."""
+    if isinstance(window, TimeWindow | LandmarkWindow) and window.t0 is not None:
+        return window.t0
+    return reading.t0
+
+
+def horizon(window: WindowFunction) -> int:
+    """How long after an item's time the window's content or its window-close condition
+    can still change because of it: ``α + β`` for a time-based window (the item leaves
+    when the last window holding it closes, and ``last_ended`` reads that window one
+    slide longer), 1 for ``[NOW]``, the larger part's for a nested window, 0 for the
+    others."""
+    if isinstance(window, TimeWindow):
+        return window.width + window.slide
+    if isinstance(window, NowWindow):
+        return 1
+    if isinstance(window, Composed):
+        return max(horizon(window.outer), horizon(window.inner))
+    return 0
+
+
+def interval_ends(window: WindowFunction) -> list[int]:
+    """The ends ``t''`` of the interval windows ``W^⊔[t', t'']`` in ``window`` (RSEP-QL
+    Def. 3)."""
+    if isinstance(window, IntervalWindow):
+        return [window.end]
+    if isinstance(window, Composed):
+        return interval_ends(window.outer) + interval_ends(window.inner)
+    return []
+
+
+def has_now(window: WindowFunction) -> bool:
+    """Whether ``window`` is or contains the ``[NOW]`` window, which closes at every
+    instant."""
+    if isinstance(window, NowWindow):
+        return True
+    if isinstance(window, Composed):
+        return has_now(window.outer) or has_now(window.inner)
+    return False
+
+
+def ticks(period: int, window: WindowFunction, t: int, reading: Reading) -> bool:
+    """SECRET's periodic condition (RSP-QL Def. 23, P): ``t = origin + k·period`` for some
+    ``k ≥ 1``, counted from the window's origin (:func:`origin`)."""
+    start = origin(window, reading)
+    return t > start and (t - start) % period == 0
+
+
+def reporting_windows(windows: Sequence[NamedWindow]) -> tuple[NamedWindow, ...]:
+    """The windows whose policies define ET: those with their own report policy, or all
+    windows when none has one (RSP-QL Example 10; docs/semantics.md, 21)."""
+    own = tuple(window for window in windows if window.report is not None)
+    return own if own else tuple(windows)
+
+
+def visits_every_instant(policy: ReportPolicy, window: WindowFunction) -> bool:
+    """Whether the policy can hold on whole stretches of time, so that every instant is a
+    candidate: non-empty content alone (a state, not an event), or window close on a
+    ``[NOW]`` window."""
+    if not any(c in EVENT_CONDITIONS or isinstance(c, Periodic) for c in policy.conditions):
+        return True
+    return WINDOW_CLOSE in policy and has_now(window)

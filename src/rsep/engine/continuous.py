@@ -40,10 +40,8 @@ from pyoxigraph import (
     NamedNode,
     Quad,
     QuerySolutions,
-    QueryTriples,
     Store,
     Triple,
-    Variable,
 )
 
 from rsep.algebra.events import GraphPatternRef
@@ -66,7 +64,7 @@ from rsep.engine.window import (
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
-from rsep.rdf.sparql import LiteralForms
+from rsep.rdf.sparql import LiteralForms, instantiate
 from rsep.rdf.terms import Term
 
 __all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying"]
@@ -373,12 +371,6 @@ class ContinuousWindowQuery(IncrementalQuery):
         self._finished = False
         self._forms = LiteralForms()
         self._dataset = InstantDataset(plan, self._forms)
-        self._empty: Store | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_empty"] = None  # a store does not pickle; made again when needed
-        return state
 
     # the contract ---------------------------------------------------------------------------
 
@@ -585,33 +577,9 @@ class ContinuousWindowQuery(IncrementalQuery):
         return results
 
     def _instantiate(self, form: Construct, row: _Row) -> list[Triple]:
-        """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2), by
-        pyoxigraph with the mapping as SEP-0007 substitutions; normalised literals mapped
-        back to the mapping's own."""
-        substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
-            Variable(name): term for name, term in row.terms.items()
-        }
-        names = " ".join("?" + name for name in row.terms)
-        undefined = " ".join("UNDEF" for _ in row.terms)
-        scope = f"VALUES ({names}) {{ ({undefined}) }}" if row.terms else ""
-        if self._empty is None:
-            self._empty = Store()
-        found = self._empty.query(
-            f"CONSTRUCT {{\n{form.template}\n}} WHERE {{ {scope} }}", substitutions=substitutions
-        )
-        if not isinstance(found, QueryTriples):  # pragma: no cover - a CONSTRUCT query
-            raise TypeError("a CONSTRUCT query returned no triples")
-        back = {
-            self._forms.stored_form(term): term
-            for term in row.terms.values()
-            if isinstance(term, Literal)
-        }
-        return [
-            Triple(x.subject, x.predicate, back[x.object])
-            if isinstance(x.object, Literal) and x.object in back
-            else x
-            for x in found
-        ]
+        """The CONSTRUCT template instantiated with one row (SPARQL 1.1 sec. 16.2;
+        :func:`rsep.rdf.sparql.instantiate`)."""
+        return instantiate(form.template, row.terms, self._forms.stored_form)
 
     # state ------------------------------------------------------------------------------------
 

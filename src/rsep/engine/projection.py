@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from pyoxigraph import BlankNode, Literal, NamedNode, QueryTriples, Store, Triple, Variable
+from pyoxigraph import Triple
 
 from rsep.algebra.plan import Ask, Construct, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.errors import UserError
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
-from rsep.rdf.sparql import GraphMatcher, Mu
+from rsep.rdf.sparql import GraphMatcher, Mu, instantiate
 
 __all__ = ["Answer", "Output"]
 
@@ -65,12 +65,6 @@ class Output:
         self._reported: dict[_Key, int] = {}
         self._answer: list[Answer] = []
         self._answer_keys: set[_Key] = set()
-        self._store: Store | None = None
-
-    def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
-        state["_store"] = None  # a pyoxigraph Store does not pickle; made again when needed
-        return state
 
     # what is new at t ----------------------------------------------------------------
 
@@ -155,31 +149,7 @@ class Output:
         raise TypeError(f"unknown query form {type(form).__name__}")  # pragma: no cover
 
     def _instantiate(self, form: Construct, mu: Mu, matcher: GraphMatcher) -> list[Triple]:
-        """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2):
-        variables replaced, template blank nodes fresh, triples with an unbound variable
-        or an illegal term left out, by pyoxigraph with the mapping as SEP-0007
-        substitutions; literals pyoxigraph normalised are mapped back to the mapping's."""
-        substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
-            Variable(name): term for name, term in mu.items()
-        }
-        names = " ".join("?" + name for name in mu)
-        undefined = " ".join("UNDEF" for _ in mu)
-        scope = f"VALUES ({names}) {{ ({undefined}) }}" if len(mu) else ""
-        if self._store is None:
-            self._store = Store()
-        found = self._store.query(
-            f"CONSTRUCT {{\n{form.template}\n}} WHERE {{ {scope} }}", substitutions=substitutions
-        )
-        if not isinstance(found, QueryTriples):  # pragma: no cover - a CONSTRUCT query
-            raise TypeError("a CONSTRUCT query returned no triples")
-        back = {
-            matcher.forms.stored_form(term): term
-            for term in mu.values()
-            if isinstance(term, Literal)
-        }
-        return [
-            Triple(x.subject, x.predicate, back[x.object])
-            if isinstance(x.object, Literal) and x.object in back
-            else x
-            for x in found
-        ]
+        """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2;
+        :func:`rsep.rdf.sparql.instantiate`)."""
+        return instantiate(form.template, mu, matcher.forms.stored_form)
+

@@ -28,15 +28,15 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rsep.algebra.report import (
     CONTENT_CHANGE,
+    EVENT_CONDITIONS,
     NEW_CONTENT,
     NON_EMPTY,
     WINDOW_CLOSE,
-    Periodic,
     ReportPolicy,
 )
 from rsep.algebra.window import (
@@ -44,11 +44,15 @@ from rsep.algebra.window import (
     IntervalWindow,
     LandmarkWindow,
     NamedWindow,
-    NowWindow,
+    Reading,
     TimeWindow,
     WindowFunction,
+    origin,
+    reporting_windows,
+    ticks,
+    visits_every_instant,
 )
-from rsep.engine.window import Ranges, Reading, WindowState, difference, origin
+from rsep.engine.window import Ranges, WindowState, difference
 
 __all__ = [
     "Candidates",
@@ -58,37 +62,6 @@ __all__ = [
     "ticks",
     "visits_every_instant",
 ]
-
-_EVENTS = frozenset({CONTENT_CHANGE, NEW_CONTENT, WINDOW_CLOSE})
-
-
-def reporting_windows(windows: Sequence[NamedWindow]) -> tuple[NamedWindow, ...]:
-    """The windows whose policies define ET: those with their own report policy, or all
-    windows when none has one (RSP-QL Example 10; docs/semantics.md, 21)."""
-    own = tuple(window for window in windows if window.report is not None)
-    return own if own else tuple(windows)
-
-
-def ticks(period: int, window: WindowFunction, t: int, reading: Reading) -> bool:
-    """SECRET's periodic condition (RSP-QL Def. 23, P): ``t = origin + k·period``, ``k ≥ 1``."""
-    start = origin(window, reading)
-    return t > start and (t - start) % period == 0
-
-
-def _has_now(window: WindowFunction) -> bool:
-    if isinstance(window, NowWindow):
-        return True
-    if isinstance(window, Composed):
-        return _has_now(window.outer) or _has_now(window.inner)
-    return False
-
-
-def visits_every_instant(policy: ReportPolicy, window: WindowFunction) -> bool:
-    """Whether the policy can hold on whole stretches of time, so that every instant is a
-    candidate: non-empty content alone, or window close on a ``[NOW]`` window."""
-    if not any(c in _EVENTS or isinstance(c, Periodic) for c in policy.conditions):
-        return True
-    return WINDOW_CLOSE in policy and _has_now(window)
 
 
 @dataclass(frozen=True)
@@ -137,7 +110,7 @@ class Candidates:
         for named, policy, reading in windows:
             if visits_every_instant(policy, named.window):
                 self.every_instant = True
-            if policy.conditions & _EVENTS:
+            if policy.conditions & EVENT_CONDITIONS:
                 self.item_streams.add(named.stream)
                 progressions, instants = _sides(named.window, reading)
                 self.progressions.extend(progressions)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from rsep.algebra.window import (
     Composed,
@@ -37,9 +36,13 @@ from rsep.algebra.window import (
     NamedWindow,
     NowWindow,
     PresentRule,
+    Reading,
     TimeWindow,
     WindowBounds,
     WindowFunction,
+    horizon,
+    interval_ends,
+    origin,
 )
 from rsep.errors import UserError
 from rsep.rdf.event import Event
@@ -64,17 +67,6 @@ FOREVER = 2**62
 
 Ranges = tuple[tuple[int, int], ...]
 """Item positions as sorted, disjoint half-open ranges ``[lo, hi)``."""
-
-
-@dataclass(frozen=True)
-class Reading:
-    """How a window is read: its present rule (own or ``window.present``), the boundary
-    convention ``window.bounds`` and the default origin ``window.t0`` (the oracle's
-    ``rsep.semantics.window.Reading``)."""
-
-    rule: PresentRule = PresentRule.LATEST
-    bounds: WindowBounds = WindowBounds.OPEN_CLOSED
-    t0: int = 0
 
 
 # Ranges of positions ----------------------------------------------------------------------
@@ -119,36 +111,6 @@ def positions(ranges: Ranges) -> Iterator[int]:
 
 
 # Facts about a window function (the oracle's rsep.semantics.window) -----------------------
-
-
-def origin(window: WindowFunction, reading: Reading) -> int:
-    """Where a window function's time axis starts: its own ``t0`` (time-based, landmark) or
-    ``window.t0`` (RSP-QL Def. 13)."""
-    if isinstance(window, TimeWindow | LandmarkWindow) and window.t0 is not None:
-        return window.t0
-    return reading.t0
-
-
-def horizon(window: WindowFunction) -> int:
-    """How long after an item's time the window's content or its window-close condition can
-    still change because of it: ``α + β`` for a time-based window, 1 for ``[NOW]``, the
-    larger part's for a nested window, 0 for the others (the oracle's default range end)."""
-    if isinstance(window, TimeWindow):
-        return window.width + window.slide
-    if isinstance(window, NowWindow):
-        return 1
-    if isinstance(window, Composed):
-        return max(horizon(window.outer), horizon(window.inner))
-    return 0
-
-
-def interval_ends(window: WindowFunction) -> list[int]:
-    """The ends ``t''`` of the interval windows ``W^⊔[t', t'']`` in ``window``."""
-    if isinstance(window, IntervalWindow):
-        return [window.end]
-    if isinstance(window, Composed):
-        return interval_ends(window.outer) + interval_ends(window.inner)
-    return []
 
 
 def reads_up_to(window: WindowFunction) -> int | None:

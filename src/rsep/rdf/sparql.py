@@ -33,6 +33,7 @@ from pyoxigraph import (
     NamedNode,
     Quad,
     QuerySolutions,
+    QueryTriples,
     Store,
     Triple,
     Variable,
@@ -41,7 +42,15 @@ from pyoxigraph import (
 from rsep.errors import UserError
 from rsep.rdf.terms import XSD, Term
 
-__all__ = ["STRING_OR_IRI", "GraphMatcher", "LiteralForms", "Mu", "Pattern", "select"]
+__all__ = [
+    "STRING_OR_IRI",
+    "GraphMatcher",
+    "LiteralForms",
+    "Mu",
+    "Pattern",
+    "instantiate",
+    "select",
+]
 
 STRING_OR_IRI = r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|<[^<>\"\s]*>)"
 """A string or IRI in a query's text: rewrites of the text leave these alone."""
@@ -170,6 +179,41 @@ def select(
         out.append(Mu(mapping))
     return out
 
+
+
+_EMPTY: list[Store] = []
+"""One empty store per process for :func:`instantiate` (a store does not pickle, so it is
+never kept on an evaluator)."""
+
+
+def instantiate(
+    template: str, mu: Mapping[str, Term], stored_form: Callable[[Literal], Literal]
+) -> list[Triple]:
+    """A CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2): variables
+    replaced, template blank nodes fresh, triples with an unbound variable or an illegal
+    term left out. pyoxigraph does it, given the mapping as SEP-0007 substitutions (a
+    ``VALUES`` row of ``UNDEF`` puts the mapping's variables in scope); the literals it
+    normalises (``stored_form``) are mapped back to the mapping's own."""
+    substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
+        Variable(name): term for name, term in mu.items()
+    }
+    names = " ".join("?" + name for name in mu)
+    undefined = " ".join("UNDEF" for _ in mu)
+    scope = f"VALUES ({names}) {{ ({undefined}) }}" if mu else ""
+    if not _EMPTY:
+        _EMPTY.append(Store())
+    found = _EMPTY[0].query(
+        f"CONSTRUCT {{\n{template}\n}} WHERE {{ {scope} }}", substitutions=substitutions
+    )
+    if not isinstance(found, QueryTriples):  # pragma: no cover - a CONSTRUCT query
+        raise TypeError("a CONSTRUCT query returned no triples")
+    back = {stored_form(term): term for term in mu.values() if isinstance(term, Literal)}
+    return [
+        Triple(x.subject, x.predicate, back[x.object])
+        if isinstance(x.object, Literal) and x.object in back
+        else x
+        for x in found
+    ]
 
 class Pattern(Protocol):
     """A graph pattern with its text (``rsep.algebra.events.GraphPatternRef``)."""

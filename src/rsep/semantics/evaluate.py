@@ -29,13 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyoxigraph import (
-    BlankNode,
-    Literal,
-    NamedNode,
-    QueryTriples,
-    Store,
     Triple,
-    Variable,
 )
 
 from rsep.algebra.events import (
@@ -53,7 +47,7 @@ from rsep.algebra.r2s import Solution
 from rsep.errors import UserError
 from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
-from rsep.rdf.sparql import select
+from rsep.rdf.sparql import instantiate, select
 from rsep.rdf.terms import Term
 from rsep.semantics.dataset import StreamingDataset
 from rsep.semantics.event_mapping import EventEvaluation, EventMapping, Mu
@@ -105,7 +99,6 @@ class ContinuousQuery:
             if isinstance(r2r, EventJoin) and not _flag(self.events, "joins_graph"):
                 self.pattern = r2r.graph
         self._terms: dict[str, Term] = {}
-        self._empty = Store()
 
     # Def. 17-19: one evaluation -------------------------------------------------------
 
@@ -279,35 +272,10 @@ class ContinuousQuery:
         raise TypeError(f"unknown query form {type(form).__name__}")  # pragma: no cover
 
     def _instantiate(self, form: Construct, mu: Solution) -> list[Triple]:
-        """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2):
-        variables replaced, template blank nodes fresh, triples with an unbound variable
-        or an illegal term left out. pyoxigraph does it, given the mapping as SEP-0007
-        substitutions (a ``VALUES`` row of ``UNDEF`` puts the mapping's variables in
-        scope); the literals it normalises are mapped back to the mapping's own."""
-        mu = {name: text for name, text in mu.items() if name != INTERVAL}
-        substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
-            Variable(name): self._terms[text] for name, text in mu.items()
-        }
-        names = " ".join("?" + name for name in mu)
-        undefined = " ".join("UNDEF" for _ in mu)
-        scope = f"VALUES ({names}) {{ ({undefined}) }}" if mu else ""
-        found = self._empty.query(
-            f"CONSTRUCT {{\n{form.template}\n}} WHERE {{ {scope} }}", substitutions=substitutions
-        )
-        if not isinstance(found, QueryTriples):  # pragma: no cover - a CONSTRUCT query
-            raise TypeError("a CONSTRUCT query returned no triples")
-        back = {
-            self.dataset.stored_form(term): term
-            for term in substitutions.values()
-            if isinstance(term, Literal)
-        }
-        return [
-            Triple(x.subject, x.predicate, back[x.object])
-            if isinstance(x.object, Literal) and x.object in back
-            else x
-            for x in found
-        ]
-
+        """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2;
+        :func:`rsep.rdf.sparql.instantiate`)."""
+        terms = {name: self._terms[text] for name, text in mu.items() if name != INTERVAL}
+        return instantiate(form.template, terms, self.dataset.stored_form)
 
 INTERVAL = "@interval"
 """The key under which a solution carries its event mapping's interval, ``"t1 t2"`` (not a

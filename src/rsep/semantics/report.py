@@ -39,10 +39,15 @@ from rsep.algebra.report import (
     CONTENT_CHANGE,
     NEW_CONTENT,
     WINDOW_CLOSE,
-    Periodic,
-    ReportPolicy,
 )
-from rsep.algebra.window import Composed, IntervalWindow, NamedWindow, NowWindow, WindowFunction
+from rsep.algebra.window import (
+    NamedWindow,
+    interval_ends,
+    visits_every_instant,
+)
+from rsep.algebra.window import (
+    reporting_windows as windows_that_report,
+)
 from rsep.errors import UserError
 from rsep.semantics.dataset import StreamingDataset
 from rsep.semantics.window import (
@@ -104,34 +109,17 @@ def time_range(
             first_items.append(times[0])
             latest.append(times[-1] + horizon(window.window))
         earliest.append(origin(window.window, sds.reading(window)))
-        latest.extend(_ends(window.window))
+        latest.extend(interval_ends(window.window))
     if start is None:
         start = min(first_items) if first_items else min(earliest, default=0)
     last = until if until is not None else max([start, *latest])
     return TimeRange(start, last)
 
 
-def _ends(window: WindowFunction) -> list[int]:
-    if isinstance(window, IntervalWindow):
-        return [window.end]
-    if isinstance(window, Composed):
-        return _ends(window.outer) + _ends(window.inner)
-    return []
-
-
-def _has_now(window: WindowFunction) -> bool:
-    if isinstance(window, NowWindow):
-        return True
-    if isinstance(window, Composed):
-        return _has_now(window.outer) or _has_now(window.inner)
-    return False
-
-
 def reporting_windows(sds: StreamingDataset) -> tuple[NamedWindow, ...]:
     """The windows whose policies define ET: those with their own report policy, or all
     windows when none has one (module docstring)."""
-    own = tuple(window for window in sds.windows if window.report is not None)
-    return own if own else sds.windows
+    return windows_that_report(sds.windows)
 
 
 def reports(sds: StreamingDataset, window: NamedWindow, t: int, previous: int | None) -> bool:
@@ -151,20 +139,11 @@ def reports(sds: StreamingDataset, window: NamedWindow, t: int, previous: int | 
     )
 
 
-def _visits_every_instant(policy: ReportPolicy, window: WindowFunction) -> bool:
-    """Whether the policy can hold on whole stretches of time: non-empty content alone,
-    or window close on a ``[NOW]`` window (which closes at every instant)."""
-    events = {CONTENT_CHANGE, NEW_CONTENT, WINDOW_CLOSE}
-    if not any(c in events or isinstance(c, Periodic) for c in policy.conditions):
-        return True  # non-empty content alone: a state, not an event
-    return WINDOW_CLOSE in policy and _has_now(window)
-
-
 def _candidates(sds: StreamingDataset, window: NamedWindow, span: TimeRange) -> set[int] | None:
     """A superset of the instants of ``span`` at which ``window`` can report, or ``None``
     when every instant must be visited."""
     policy = sds.plan.report(window.iri)
-    if _visits_every_instant(policy, window.window):
+    if visits_every_instant(policy, window.window):
         return None
     reading = sds.reading(window)
     found: set[int] = set()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pyoxigraph import Triple
 
@@ -29,10 +28,12 @@ from rsep.algebra.window import (
     IntervalWindow,
     LandmarkWindow,
     NowWindow,
-    PresentRule,
+    Reading,
     TimeWindow,
-    WindowBounds,
     WindowFunction,
+    horizon,
+    origin,
+    ticks,
 )
 from rsep.errors import UserError
 from rsep.rdf.event import Event, Stream
@@ -49,17 +50,6 @@ __all__ = [
     "snapshot",
     "ticks",
 ]
-
-
-@dataclass(frozen=True)
-class Reading:
-    """How a window is read: its present-window rule (``window.present`` or the window's
-    own), the boundary convention (``window.bounds``) and the default origin
-    (``window.t0``) for window functions that do not fix their own."""
-
-    rule: PresentRule = PresentRule.LATEST
-    bounds: WindowBounds = WindowBounds.OPEN_CLOSED
-    t0: int = 0
 
 
 def _point_time(event: Event) -> int:
@@ -135,14 +125,6 @@ def new_content(now: Sequence[Event], before: Sequence[Event]) -> bool:
     return bool(Counter(now) - Counter(before))
 
 
-def origin(window: WindowFunction, reading: Reading) -> int:
-    """Where a window function's time axis starts: its own ``t0`` (time-based, landmark) or
-    ``window.t0`` (RSP-QL Def. 13, ``t0``)."""
-    if isinstance(window, TimeWindow | LandmarkWindow) and window.t0 is not None:
-        return window.t0
-    return reading.t0
-
-
 def closes(window: WindowFunction, stream: Stream, t: int, reading: Reading) -> bool:
     """SECRET's window close (RSP-QL Def. 23, WC): a window of ``window`` closes at ``t``.
 
@@ -167,13 +149,6 @@ def closes(window: WindowFunction, stream: Stream, t: int, reading: Reading) -> 
     if isinstance(window, Composed):
         return closes(window.outer, stream, t, reading) or closes(window.inner, stream, t, reading)
     raise TypeError(f"unknown window function {type(window).__name__}")
-
-
-def ticks(period: int, window: WindowFunction, t: int, reading: Reading) -> bool:
-    """SECRET's periodic condition (RSP-QL Def. 23, P): ``t = origin + k·period`` for some
-    ``k ≥ 1``, counted from the window's origin (:func:`origin`)."""
-    start = origin(window, reading)
-    return t > start and (t - start) % period == 0
 
 
 def boundaries(window: WindowFunction, reading: Reading, start: int, until: int) -> set[int]:
@@ -204,17 +179,3 @@ def boundaries(window: WindowFunction, reading: Reading, start: int, until: int)
 
 def _sides(extent: Extent) -> set[int]:
     return {side for side in (extent.opening, extent.closing) if side is not None}
-
-
-def horizon(window: WindowFunction) -> int:
-    """How long after an item's time the window's content or its window-close condition
-    can still change because of it: ``α + β`` for a time-based window (the item leaves
-    when the last window holding it closes, and ``last_ended`` reads that window one
-    slide longer), 1 for ``[NOW]``, 0 for the others."""
-    if isinstance(window, TimeWindow):
-        return window.width + window.slide
-    if isinstance(window, NowWindow):
-        return 1
-    if isinstance(window, Composed):
-        return max(horizon(window.outer), horizon(window.inner))
-    return 0
