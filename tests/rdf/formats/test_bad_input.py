@@ -391,6 +391,19 @@ def test_corrupt_gzip_is_a_file_level_error(tmp_path: Path) -> None:
     assert skip(path, stream=STREAM)[0] == []
 
 
+def test_xz_compressed_file_reads_and_corrupt_xz_is_a_file_level_error(tmp_path: Path) -> None:
+    import lzma
+
+    plain = tnt(tmp_path, {})
+    packed = tmp_path / "events.tnt.xz"
+    packed.write_bytes(lzma.compress(plain.read_bytes()))
+    assert skip(packed, stream=STREAM)[0] == skip(plain, stream=STREAM)[0] != []
+    broken = tmp_path / "broken.tnt.xz"
+    broken.write_bytes(b"\xfd7zXZ\x00broken")
+    error = stop(broken, stream=STREAM)
+    assert (error.line, error.reason.startswith("corrupt xz data")) == (None, True)
+
+
 def test_line_that_is_not_utf8(tmp_path: Path) -> None:
     path = tnt(tmp_path, {})
     lines = path.read_bytes().split(b"\n")

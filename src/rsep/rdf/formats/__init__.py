@@ -105,7 +105,7 @@ def _as_format(fmt: Format | str) -> Format:
 
 
 def detect_format(path: Path) -> Format:
-    """The format of ``path`` by its extension (after ``.gz``), else by sniffing its start.
+    """The format of ``path`` by its extension (after ``.gz``, ``.xz``), else by sniffing.
 
     ``.trig``; ``.nq``/``.nquads``; ``.jsonld``/``.json``; ``.tnt``/``.stream``
     (timestamped N-Triples); a ``.txt`` holding ``<iri> <path> N`` lines is a SPAseq

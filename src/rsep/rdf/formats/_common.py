@@ -9,6 +9,7 @@ so good files pay nothing for error recovery.
 from __future__ import annotations
 
 import gzip
+import lzma
 import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -80,9 +81,9 @@ class BadEvent(Exception):
 
 
 def base_name(path: Path) -> str:
-    """The lower-case file name without a trailing ``.gz``."""
+    """The lower-case file name without a trailing ``.gz`` or ``.xz``."""
     name = path.name.lower()
-    return name[:-3] if name.endswith(".gz") else name
+    return name[:-3] if name.endswith((".gz", ".xz")) else name
 
 
 def part_files(path: Path) -> list[Path]:
@@ -103,17 +104,23 @@ def part_files(path: Path) -> list[Path]:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The content of ``path``, gunzipped when it is gzip-compressed (by magic number)."""
+    """The content of ``path``, decompressed when it is gzip- or xz-compressed (by magic
+    number: the shared data sets ship as ``.xz``)."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    if raw[:2] != b"\x1f\x8b":
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(path, None, f"corrupt gzip data: {exc}") from exc
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(path, None, f"corrupt gzip data: {exc}") from exc
+    if raw[:6] == b"\xfd7zXZ\x00":
+        try:
+            return lzma.decompress(raw)
+        except lzma.LZMAError as exc:
+            raise InputError(path, None, f"corrupt xz data: {exc}") from exc
+    return raw
 
 
 def decode_lines(data: bytes, file: Path, bad: BadRecords) -> list[str]:
