@@ -39,7 +39,18 @@ def lines(text: str) -> list[dict[str, object]]:
 
 
 def test_run_writes_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["run", query(tmp_path), "--stream", stream(), "--set", "window.t0=1"])
+    code = cli.main(
+        [
+            "run",
+            "--engine",
+            "reference",
+            query(tmp_path),
+            "--stream",
+            stream(),
+            "--set",
+            "window.t0=1",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     rows = lines(out)
@@ -47,7 +58,16 @@ def test_run_writes_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert rows and {row["time"] for row in rows} == {6, 8, 10, 12, 14, 16}
     assert {"who", "shop"} == set(rows[0]["bindings"])  # type: ignore[arg-type]
     target = tmp_path / "out.jsonl"
-    args = ["run", query(tmp_path), "--stream", stream(), "--set", "window.t0=1"]
+    args = [
+        "run",
+        "--engine",
+        "reference",
+        query(tmp_path),
+        "--stream",
+        stream(),
+        "--set",
+        "window.t0=1",
+    ]
     assert cli.main([*args, "--out", str(target)]) == 0
     assert lines(target.read_text()) == rows
     assert "result(s) written" in capsys.readouterr().err
@@ -58,10 +78,15 @@ def test_run_with_a_static_and_a_time_varying_graph(
 ) -> None:
     q = query(tmp_path, OWNED)
     static = f"{EX}shops={DATA / 'g_shops.ttl'}"
-    assert cli.main(["run", q, "--stream", stream()]) == 0  # default graph not needed
+    assert (
+        cli.main(["run", "--engine", "reference", q, "--stream", stream()]) == 0
+    )  # default graph not needed
     capsys.readouterr()
     for graph in (static, f"{EX}shops={DATA / 'G_shops.trig'}"):
-        assert cli.main(["run", q, "--stream", stream(), "--graph", graph]) == 0
+        assert (
+            cli.main(["run", "--engine", "reference", q, "--stream", stream(), "--graph", graph])
+            == 0
+        )
         capsys.readouterr()
 
 
@@ -69,17 +94,32 @@ def test_run_user_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[st
     q = query(tmp_path)
     assert cli.main(["run", q, "--engine", "flink", "--stream", stream()]) == 1
     assert "unknown engine 'flink'" in capsys.readouterr().err
-    assert cli.main(["run", q, "--stream", "nofile"]) == 1
+    assert cli.main(["run", "--engine", "reference", q, "--stream", "nofile"]) == 1
     assert "nofile: no such file" in capsys.readouterr().err
-    assert cli.main(["run", q, "--stream", f"{EX}S_nearby={tmp_path / 'missing.tnt'}"]) == 1
+    assert (
+        cli.main(
+            [
+                "run",
+                "--engine",
+                "reference",
+                q,
+                "--stream",
+                f"{EX}S_nearby={tmp_path / 'missing.tnt'}",
+            ]
+        )
+        == 1
+    )
     capsys.readouterr()
     bad = tmp_path / "bad.tnt"
     bad.write_text(f"<{EX}a> <{EX}isNearby> <{EX}b> 2 .\n<{EX}a> <{EX}isNearby> oops 3 .\n")
-    assert cli.main(["run", q, "--stream", f"{EX}S_nearby={bad}"]) == 1
+    assert cli.main(["run", "--engine", "reference", q, "--stream", f"{EX}S_nearby={bad}"]) == 1
     assert f"{bad}:2:" in capsys.readouterr().err
-    assert cli.main(["run", q]) == 1  # the window's stream is not given
+    assert cli.main(["run", "--engine", "reference", q]) == 1  # the window's stream is not given
     assert "no stream given" in capsys.readouterr().err
-    assert cli.main(["run", str(tmp_path / "none.rq"), "--stream", stream()]) == 1
+    assert (
+        cli.main(["run", "--engine", "reference", str(tmp_path / "none.rq"), "--stream", stream()])
+        == 1
+    )
     capsys.readouterr()
 
 
@@ -88,7 +128,18 @@ def test_check_says_correct_or_where_the_answer_departs(
 ) -> None:
     q = query(tmp_path)
     answer = tmp_path / "answer.jsonl"
-    args = ["run", q, "--stream", stream(), "--set", "window.t0=1", "--out", str(answer)]
+    args = [
+        "run",
+        "--engine",
+        "reference",
+        q,
+        "--stream",
+        stream(),
+        "--set",
+        "window.t0=1",
+        "--out",
+        str(answer),
+    ]
     assert cli.main(args) == 0
     capsys.readouterr()
     check = ["check", q, "--profile", "csparql", "--stream", stream(), "--answers", str(answer)]
@@ -126,3 +177,32 @@ def test_check_reads_a_csrbench_answer(tmp_path: Path, capsys: pytest.CaptureFix
     answer.write_text('{"relations": [ {"timestamp": }')
     assert cli.main([*args, "--answers", str(answer)]) == 1
     assert f"{answer}:1:" in capsys.readouterr().err
+
+
+def test_progress_lines_are_throttled_and_silent_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Progress shows counts and rates at most every few seconds, only when enabled;
+    ``--progress`` adds a last line even to a short run, ``--quiet`` silences it."""
+    import io
+
+    from rsep.cli.run import Progress
+
+    out = io.StringIO()
+    progress = Progress(True, out, every=3600)
+    progress.update(records=10, results=2)
+    assert out.getvalue() == ""  # too soon
+    progress.every = 0
+    progress.update(records=20)
+    line = out.getvalue()
+    assert line.startswith("rsep: 20 records read, ") and "records/s, 2 results, 0:00:" in line
+    silent = io.StringIO()
+    Progress(False, silent, every=0).update(records=5)
+    assert silent.getvalue() == ""
+    args = [
+        "run", "--engine", "local", query(tmp_path), "--stream", stream(), "--set", "window.t0=1",
+    ]  # fmt: skip
+    assert cli.main([*args, "--progress"]) == 0
+    assert "records read" in capsys.readouterr().err
+    assert cli.main([*args, "--progress", "--quiet", "--output", str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().err == ""

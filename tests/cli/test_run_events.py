@@ -15,7 +15,7 @@ from rsep.cli import main as cli
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
     """The results ``rsep run`` writes for ``args``."""
-    assert cli.main(["run", *args]) == 0, capsys.readouterr().err
+    assert cli.main(["run", "--engine", "reference", *args]) == 0, capsys.readouterr().err
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 
@@ -71,7 +71,9 @@ def test_spaseq_external_knowledge_base_folder(
             },
         )
     ]
-    assert cli.main(["run", *args[:3]]) == 1  # the knowledge base graph is not given
+    assert (
+        cli.main(["run", "--engine", "reference", *args[:3]]) == 1
+    )  # the knowledge base graph is not given
     assert "<http://www.example.com/kb>" in capsys.readouterr().err
 
 

@@ -1,32 +1,46 @@
-"""``rsep run QUERY``: evaluate a continuous query over finite streams and write its results.
+"""``rsep run QUERY``: evaluate a continuous query over streams and write its results.
 
 The query is parsed (``--dialect``, or detected), compiled to a plan (``--set``,
 ``--profile``), and evaluated by an engine over the streams and graphs given:
 
-- ``--stream IRI=FILE`` (repeatable): the events of stream ``IRI`` from a stream file in any
-  format of :mod:`rsep.rdf.formats`, detected by its extension (TriG, N-Quads, timestamped
-  N-Triples, JSON-LD, SPAseq descriptions), or a folder of CSR-Bench ``data_NN.ttl`` files
-  (one event at NN s, :func:`rsep.semantics.csrbench.read_stream`). Files given for one IRI
-  are merged in time order. ``--stream FILE`` keeps the streams the file names (a SPAseq
-  description of several streams, N-Quads or TriG with ``rsep:stream``);
+- ``--stream IRI=SOURCE`` (repeatable): the events of stream ``IRI``. A SOURCE is
+  - a stream file in any format of :mod:`rsep.rdf.formats`, detected by its extension (TriG,
+    N-Quads, timestamped N-Triples, JSON-LD, SPAseq descriptions), or a folder of CSR-Bench
+    ``data_NN.ttl`` files (:func:`rsep.semantics.csrbench.read_stream`); files given for
+    one IRI are merged in time order. ``--stream FILE`` keeps the streams the file names;
+  - a live source (:mod:`rsep.spark.source`): ``kafka://host:port/topic`` (one event per
+    message), ``socket://host:port`` (one event per text line), or, with ``--live``, a
+    folder whose arriving files are read as they come. Options follow ``?``:
+    ``format=nquads|trig|jsonld|tnt``, ``starting=earliest|latest`` (Kafka), ``max=N``
+    (records per trigger), ``errors=stop|skip``;
 - ``--graph IRI=FILE`` (repeatable): a static graph (Turtle, N-Triples, RDF/XML…) or, for a
   ``.trig`` file, a time-varying graph (:func:`rsep.semantics.read_time_varying_graph`).
 
-``--engine reference`` is the oracle (:func:`rsep.semantics.evaluate`, RSP-QL Def. 24, and
-the event patterns of RSEP-QL, EP-SPARQL, CQELS-CEP and SPAseq): the only engine for now;
-the Spark engine comes with issue 6. Results are JSON Lines (:mod:`rsep.rdf.results`) on
-standard output or in ``--out``. Bad input exits 1 with
-``file:line: reason``.
+Engines (``--engine``): ``spark`` (the default) runs the incremental engine inside Spark
+tasks, as a batch replay of files (:func:`rsep.spark.replay.run_on_spark`) or, with a live
+source, as a Structured Streaming query (:func:`rsep.spark.live.start_live`) whose answers
+come out as the watermark passes them (``--set lateness=…`` allows late events);
+``local`` runs the same engine in this process; ``reference`` is the oracle
+(:func:`rsep.semantics.evaluate`, RSP-QL Def. 24, and the event patterns of RSEP-QL,
+EP-SPARQL, CQELS-CEP and SPAseq). Results are JSON Lines (:mod:`rsep.rdf.results`) on
+standard output, in ``--output FILE`` or produced to ``--output kafka://host:port/topic``.
+Progress (records read, records/s, results, elapsed) goes to standard error every few
+seconds when it is a terminal, or with ``--progress``; never with ``--quiet``. Bad input
+exits 1 with ``file:line: reason``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import sys
-from collections.abc import Iterator, Mapping
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pyoxigraph import Triple
 
@@ -44,6 +58,11 @@ from rsep.rdf.time import TimeUnit
 from rsep.semantics import evaluate, read_graph, read_time_varying_graph
 from rsep.semantics.graph import Graph, TimeVaryingGraph
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from rsep.spark.source import Source
+
 ENGINES = ("reference", "local", "spark")
 """The engines ``--engine`` takes: the oracle, the incremental engine in this process, and
 the same engine inside Spark tasks (:func:`rsep.spark.replay.run_on_spark`)."""
@@ -57,11 +76,14 @@ def add_data_arguments(p: Any) -> None:
         dest="streams",
         action="append",
         default=[],
-        metavar="IRI=FILE",
+        metavar="IRI=SOURCE",
         help=(
-            "the events of stream IRI (any stream format, by extension; repeatable); a "
-            "FILE alone keeps the streams the file names (SPAseq descriptions, N-Quads "
-            "with rsep:stream)"
+            "the events of stream IRI (repeatable) from a SOURCE: a stream file (any "
+            "format, by extension), kafka://host:port/topic (one event per message), "
+            "socket://host:port (one event per line) or, with --live, a folder of arriving "
+            "files; options after ?: format=nquads|trig|jsonld|tnt, starting=earliest|latest, "
+            "max=N (records per trigger), errors=stop|skip. A SOURCE alone keeps the streams "
+            "its events name (SPAseq descriptions, N-Quads with rsep:stream)"
         ),
     )
     p.add_argument(
@@ -87,11 +109,12 @@ def add_parser(commands: Any) -> None:
     add_data_arguments(p)
     p.add_argument(
         "--engine",
-        default="reference",
+        default="spark",
         metavar="NAME",
         help=(
-            "reference: the oracle (the papers' definitions, literal and slow; the default); "
-            "local: the incremental engine in this process; spark: the engine in Spark tasks"
+            "spark (the default): the incremental engine in Spark tasks, a batch replay of "
+            "files or a live query over live sources; local: the same engine in this "
+            "process; reference: the oracle (the papers' definitions, literal and slow)"
         ),
     )
     p.add_argument(
@@ -107,7 +130,49 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("--start", type=int, metavar="MS", help="first instant evaluated (ms)")
     p.add_argument("--until", type=int, metavar="MS", help="last instant evaluated (ms)")
-    p.add_argument("--out", type=Path, metavar="FILE", help="write the results here")
+    p.add_argument(
+        "--output",
+        "--out",
+        dest="out",
+        metavar="TARGET",
+        help="where the JSON Lines results go: - (standard output, the default), a FILE, or "
+        "kafka://host:port/topic",
+    )
+    live = p.add_argument_group(
+        "live queries",
+        "A kafka:// or socket:// source, or --live, makes a live query (--engine spark): "
+        "answers come out as the watermark passes them (it trails the latest event time by "
+        "the plan's lateness: --set lateness=2s). It runs until interrupted (Ctrl-C), "
+        "--timeout or, with --available-now, until what the sources hold is processed.",
+    )
+    live.add_argument(
+        "--live",
+        action="store_true",
+        help="read --stream folders as live sources: files arriving in them are read as they come",
+    )
+    live.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="DIR",
+        help="keep offsets, watermark and engine state here: a run started again with the same "
+        "DIR continues where the last stopped, no answer lost or repeated (default: a "
+        "temporary folder, removed at the end)",
+    )
+    live.add_argument(
+        "--available-now",
+        action="store_true",
+        help="process what the sources hold now, then stop",
+    )
+    live.add_argument(
+        "--trigger", metavar="INTERVAL", help='time between triggers, e.g. "1 second"'
+    )
+    live.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after this long")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress and rates on standard error even when it is not a terminal",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress, no summary")
     p.set_defaults(run=run)
 
 
@@ -206,11 +271,12 @@ def run_local(
     graphs: Mapping[str, Graph | TimeVaryingGraph],
     until: int | None = None,
     batch: int = 1024,
+    pushed: Callable[[int], None] | None = None,
 ) -> Iterator[Result]:
     """The plan's results from the incremental engine in this process
     (:func:`rsep.engine.incremental_query`): the events in time order, pushed in batches of
     ``batch``, the watermark advanced to each batch's last time once no later event shares
-    it, then ``finish(until)``."""
+    it, then ``finish(until)``; ``pushed`` hears the count of events pushed so far."""
     query = incremental_query(plan, static_graphs(graphs))
     events = sorted(streams.events(), key=lambda e: (e.t_end, e.t_start))
     if until is not None:  # an answer at t <= until reads no later event
@@ -218,10 +284,67 @@ def run_local(
     for start in range(0, len(events), batch):
         chunk = events[start : start + batch]
         yield from query.push(chunk)
+        if pushed is not None:
+            pushed(start + len(chunk))
         following = events[start + batch] if start + batch < len(events) else None
         if following is None or following.t_end > chunk[-1].t_end:
             yield from query.advance(chunk[-1].t_end)  # nothing more comes at that time
     yield from query.finish(until)
+
+
+class Progress:
+    """Progress and rates of a run on standard error (records read, records/s, results,
+    elapsed), at most every ``every`` seconds; silent unless ``enabled``."""
+
+    def __init__(self, enabled: bool, out: IO[str] | None = None, every: float = 5.0) -> None:
+        self.enabled = enabled
+        self.out = out if out is not None else sys.stderr
+        self.every = every
+        self.started = time.monotonic()
+        self.shown = self.started
+        self.records = 0
+        self.results = 0
+        self.asked = False
+        """``--progress``: the last line is shown even after a short run."""
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Progress:
+        """Shown with ``--progress``, or when standard error is a terminal; never ``--quiet``."""
+        wanted = bool(args.progress) or sys.stderr.isatty()
+        progress = cls(wanted and not args.quiet)
+        progress.asked = bool(args.progress)
+        return progress
+
+    def update(self, records: int | None = None, results: int | None = None) -> None:
+        """Note the counts so far; show them if the last line is old enough."""
+        if records is not None:
+            self.records = records
+        if results is not None:
+            self.results = results
+        if time.monotonic() - self.shown >= self.every:
+            self.show()
+
+    def show(self) -> None:
+        """Write the line now (when enabled)."""
+        now = time.monotonic()
+        self.shown = now
+        if not self.enabled:
+            return
+        elapsed = now - self.started
+        rate = self.records / elapsed if elapsed > 0 else 0.0
+        minutes, seconds = divmod(int(elapsed), 60)
+        print(
+            f"rsep: {self.records:,} records read, {rate:,.0f} records/s, "
+            f"{self.results:,} results, {minutes // 60}:{minutes % 60:02d}:{seconds:02d} elapsed",
+            file=self.out,
+            flush=True,
+        )
+
+    def counted(self, results: Iterable[Result]) -> Iterator[Result]:
+        """``results``, counted as they pass."""
+        for result in results:
+            yield result
+            self.update(results=self.results + 1)
 
 
 def _write(
@@ -232,36 +355,193 @@ def _write(
 ) -> int:
     if args.engine != "reference" and args.start is not None:
         raise UserError("--start is for the reference engine; the engine starts at the data")
+    progress = Progress.of(args)
+    total = sum(len(stream) for stream in streams.values())
     if args.engine == "local":
-        results: Iterator[Result] = run_local(plan, streams, graphs, args.until)
+        results: Iterator[Result] = run_local(
+            plan, streams, graphs, args.until, pushed=lambda n: progress.update(records=n)
+        )
     elif args.engine == "spark":
         from rsep.spark.replay import run_on_spark
 
         inputs = [_absolute(item) for item in args.streams]  # Spark's workers have their own cwd
         results = run_on_spark(plan, inputs, static_graphs(graphs), args.until, master=args.master)
+        progress.update(records=total)
     else:
         results = evaluate(plan, streams, graphs, args.until, start=args.start)
-    if args.out is None:
+        progress.update(records=total)
+    results = progress.counted(results)
+    target = args.out
+    if target is None or target == "-":
         try:
             write_results(results, sys.stdout)
             sys.stdout.flush()
         except BrokenPipeError:  # the reader (| head) has gone: not an error
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        _finish(progress, total, None)
         return 0
-    try:
-        with args.out.open("w", encoding="utf-8") as out:
-            count = write_results(results, out)
-    except OSError as exc:
-        raise UserError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    print(f"{count} result(s) written to {args.out}", file=sys.stderr)
+    if target.startswith("kafka:"):
+        from rsep.spark.kafka import KafkaAddress, produce
+
+        count = produce(KafkaAddress.parse(target), (_line(r) for r in results))
+    else:
+        try:
+            with Path(target).open("w", encoding="utf-8") as out:
+                count = write_results(results, out)
+        except OSError as exc:
+            raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
+    _finish(progress, total, None)
+    if not args.quiet:
+        print(f"{count} result(s) written to {target}", file=sys.stderr)
     return 0
+
+
+def _line(result: Result) -> str:
+    """One result as its JSON Lines text (:mod:`rsep.rdf.results`)."""
+    return json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
+
+
+def _finish(progress: Progress, records: int, results: int | None) -> None:
+    """The last progress line, after a run that took a while or with ``--progress``."""
+    progress.update(records=records, results=results)
+    if progress.asked or time.monotonic() - progress.started >= progress.every:
+        progress.show()
+
+
+# Live queries ------------------------------------------------------------------------------
+
+_LIVE_SCHEMES = ("kafka:", "socket:")
+
+
+def is_live(args: argparse.Namespace) -> bool:
+    """Whether the command makes a live query: ``--live`` or a kafka/socket source."""
+    return bool(args.live) or any(_live_address(item) is not None for item in args.streams)
+
+
+def _live_address(item: str) -> tuple[str | None, str] | None:
+    """``(IRI or None, address)`` of a ``--stream`` value naming a kafka or socket source."""
+    if item.startswith(_LIVE_SCHEMES):
+        return None, item
+    if "=" in item:
+        iri, value = pair(item, "--stream", "IRI=SOURCE")
+        if value.startswith(_LIVE_SCHEMES):
+            return iri, value
+    return None
+
+
+def live_sources(items: list[str], folders: bool) -> list[Source]:
+    """The live sources of ``--stream`` values (module docstring); with ``folders``
+    (``--live``) a folder is read as files arrive in it, and a plain file is refused."""
+    from rsep.spark.source import source_of
+
+    if not items:
+        raise UserError("a live query needs a --stream source")
+    sources = []
+    for item in items:
+        address = _live_address(item)
+        if address is not None:
+            sources.append(source_of(address[1], address[0]))
+            continue
+        iri, value = (
+            (None, item)
+            if "=" not in item or Path(item).exists()
+            else pair(item, "--stream", "IRI=SOURCE")
+        )
+        if not folders or not Path(value).is_dir():
+            raise UserError(
+                f"--stream {item}: a live query reads kafka://, socket:// or, with --live, a "
+                "folder of arriving files"
+            )
+        sources.append(source_of(value, iri))
+    return sources
+
+
+def _session(master: str | None) -> SparkSession:
+    """The active Spark session (tests share one), else a new one on ``master``."""
+    from pyspark.sql import SparkSession
+
+    from rsep.spark.session import get_session
+
+    active = SparkSession.getActiveSession() if master is None else None
+    return active if active is not None else get_session(master)
+
+
+def run_live(args: argparse.Namespace, plan: Plan) -> int:
+    """A live query (:func:`rsep.spark.live.start_live`) from the command's sources to its
+    output, with progress, until it ends, times out or is interrupted."""
+    from rsep.spark.live import start_live
+    from rsep.spark.sink import TextSink, sink_of
+
+    if args.engine != "spark":
+        raise UserError("live sources need --engine spark")
+    if args.start is not None or args.until is not None:
+        raise UserError("--start and --until are for stream files; a live query runs on")
+    sources = live_sources(args.streams, args.live)
+    graphs = static_graphs(read_graphs(args.graphs))
+    sink = sink_of(args.out)
+    temporary = args.checkpoint is None
+    checkpoint = Path(tempfile.mkdtemp(prefix="rsep-checkpoint-")) if temporary else args.checkpoint
+    commits = checkpoint / "commits"
+    if isinstance(sink, TextSink) and sink.path is not None and not commits.is_dir():
+        try:
+            sink.path.parent.mkdir(parents=True, exist_ok=True)
+            sink.path.write_text("", encoding="utf-8")  # a new query: a new file
+        except OSError as exc:
+            raise UserError(f"cannot write {sink.path}: {exc.strerror or exc}") from None
+    progress = Progress.of(args)
+    try:
+        live = start_live(
+            _session(args.master),
+            plan,
+            sources,
+            checkpoint,
+            sink,
+            graphs,
+            available_now=args.available_now,
+            interval=args.trigger,
+        )
+        counts: dict[int, tuple[int, int]] = {}
+        try:
+            while not live.wait(timeout=min(2.0, progress.every)):
+                _tally(live.query.recentProgress, counts)
+                progress.update(*_totals(counts, sink.written))
+                if args.timeout is not None and time.monotonic() - progress.started > args.timeout:
+                    break
+        except KeyboardInterrupt:
+            pass
+        finally:
+            live.stop()
+        _tally(live.query.recentProgress, counts)
+        records, results = _totals(counts, sink.written)
+        _finish(progress, records, results)
+        if not args.quiet and args.out not in (None, "-"):
+            print(f"{results} result(s) written to {args.out}", file=sys.stderr)
+        return 0
+    finally:
+        if temporary:
+            shutil.rmtree(checkpoint, ignore_errors=True)
+
+
+def _tally(reports: Iterable[Any], counts: dict[int, tuple[int, int]]) -> None:
+    """Records read and answers written per micro-batch, from Spark's progress reports."""
+    for report in reports:
+        written = int((report.get("sink") or {}).get("numOutputRows", -1) or -1)
+        counts[int(report["batchId"])] = (int(report.get("numInputRows") or 0), max(written, 0))
+
+
+def _totals(counts: Mapping[int, tuple[int, int]], written: int) -> tuple[int, int]:
+    """Records read, and answers written (counted by the sink, else by Spark)."""
+    records = sum(count for count, _ in counts.values())
+    return records, written or sum(count for _, count in counts.values())
 
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate the query and write its results."""
     check_engine(args.engine)
     plan = plan_of(args)
+    if is_live(args):
+        return run_live(args, plan)
     streams = read_streams(args.streams, plan.parameters.time_unit)
     graphs = read_graphs(args.graphs)
     return _write(args, plan, streams, graphs)

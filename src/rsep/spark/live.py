@@ -1,17 +1,22 @@
-"""Live queries: a plan evaluated over a directory of arriving stream files by Spark
-Structured Streaming, the engine's evaluators kept in Spark's state store (issue 6).
+"""Live queries: a plan evaluated over arriving events by Spark Structured Streaming, the
+engine's evaluators kept in Spark's state store (issue 6).
 
 The streaming job, step by step:
 
-1. **Source**: Spark's file source in ``binaryFile`` form lists new files of the directory at
-   each trigger (their paths only: the content column is never read by the JVM); the
-   checkpoint records which files were taken, so a restart reads only new ones.
-2. **Parse, prefilter, route** (a stateless ``mapInArrow``): each file is read with
-   :mod:`rsep.rdf.formats`; events no GPM can take are dropped or left empty
-   (:meth:`~rsep.spark.partition.Vocabulary.passes`, the Python form of the batch job's SQL
-   semi join); each event goes to its partitions (:class:`~rsep.spark.partition.Router`),
-   one row per event and partition with its graph as N-Triples text. Each file also adds a
-   *tick* row at its latest time, so that dropped events still move the watermark.
+1. **Sources** (:mod:`rsep.spark.source`): a folder of arriving stream files (Spark's file
+   source in ``binaryFile`` form lists new files at each trigger, their paths only), a Kafka
+   topic (:mod:`rsep.spark.kafka`: offsets per partition) or a TCP socket of text lines
+   (:mod:`rsep.spark.socket`), each giving records ``name, value``; the checkpoint records
+   what was taken (files, offsets), so a restart reads only what is new. Several sources
+   are merged (a union) before the watermark.
+2. **Parse, prefilter, route** (a stateless ``mapInArrow``): each record is read with
+   :mod:`rsep.rdf.formats` (a file, or a message as one small document); events no GPM can
+   take are dropped or left empty (:meth:`~rsep.spark.partition.Vocabulary.passes`, the
+   Python form of the batch job's SQL semi join); each event goes to its partitions
+   (:class:`~rsep.spark.partition.Router`), one row per event and partition with its graph
+   as N-Triples text. Each Arrow batch of
+   records also adds a *tick* row at its latest time, so that dropped events still move the
+   watermark.
 3. **Watermark**: event time is ``t_end`` (shifted by :data:`EPOCH`); Spark's watermark
    ``W`` trails the latest time seen by the plan's ``lateness`` (RSP-QL's allowed lateness).
    Measured on Spark 4.3: a micro-batch may still bring rows up to its own ``W``, and the
@@ -24,10 +29,12 @@ The streaming job, step by step:
    trigger a partition takes its new rows, pushes the events before the watermark in time
    order, advances the evaluator to it and returns the answers that became final; an
    event-time timeout one past the watermark calls it again when the watermark moves.
-5. **Sink**: ``foreachBatch`` writes each micro-batch's answers, in time order, to
-   ``batch-<id>.jsonl`` in the output folder (written to a temporary name, then renamed).
-   A batch replayed after a crash has the same id, input and state, so it rewrites the same
-   file: with the checkpoint, no answer is lost or written twice.
+5. **Sink** (:mod:`rsep.spark.sink`): each micro-batch's answers, in time order, to
+   ``batch-<id>.jsonl`` in an output folder, appended to a JSON Lines file or standard
+   output, or produced to a Kafka topic. A batch replayed after a crash has the same id,
+   input and state, so it gives the same answers; each sink makes the replay harmless (the
+   folder's file is rewritten, the text file cut back, the topic's copies skipped): with the
+   checkpoint, no answer is lost or written twice (standard output excepted).
 
 Answers are the oracle's (``rsep.semantics.evaluate``) at every instant before the final
 watermark. With ``PARTITION BY`` the events are spread over partitions only when the SELECT
@@ -39,13 +46,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pickle
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
 from pyoxigraph import RdfFormat, parse
 
@@ -53,24 +58,25 @@ from rsep.algebra.plan import Plan, explain
 from rsep.engine import incremental_query
 from rsep.errors import UserError
 from rsep.rdf.event import Event
-from rsep.rdf.results import Result, read_results
+from rsep.rdf.results import Result
 from rsep.rdf.terms import parse_term
 from rsep.rdf.time import TimeUnit
 from rsep.spark.partition import PartitionOutput, Router, Scheme, Vocabulary, choose_scheme
 from rsep.spark.partition import vocabulary as make_vocabulary
 from rsep.spark.replay import unmark
+from rsep.spark.sink import FolderSink, Sink, read_output, sink_of
+from rsep.spark.source import FolderSource, Source, source_of
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.state import GroupState
 
 __all__ = ["EVENT_SCHEMA", "LiveQuery", "read_output", "start_live"]
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
 EVENT_SCHEMA = (
     "stream string, ev string, event_id string, t_start long, t_end long, graph string, "
     "part long, tick boolean"
@@ -85,45 +91,39 @@ EPOCH = 10**12
 first watermark is 0 and drops rows at or before it, so an instant 0 (or before 1970) would
 be late before anything happened. Times from 1938 to 2230 fit (pandas' timestamps end in
 2262)."""
-_BATCH = "batch-{:010d}.jsonl"
 
 
-# Step 2: files to event rows -------------------------------------------------------------
-
-
-def _local_path(uri: str) -> Path:
-    """A ``file:`` URI of the file source as a local path."""
-    parsed = urlparse(uri)
-    return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
+# Step 2: records to event rows -----------------------------------------------------------
 
 
 def _parse_task(
     scheme: Scheme,
     vocab: Vocabulary | None,
     graphs: Mapping[str, Any],
-    stream: str | None,
-    options: Mapping[str, Any],
+    source: Source,
     time_unit: TimeUnit,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function each parse task runs over the new files (module docstring, 2)."""
+    """The function each parse task runs over the source's new records (module docstring,
+    2): a file or a message to event rows, and one tick row per Arrow batch at its latest
+    time."""
     router = Router(scheme, graphs)
+    stream = source.stream
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
-        from rsep.rdf.formats import read_events
         from rsep.spark.replay import _marked_errors
 
         names = ("stream", "ev", "event_id", "t_start", "t_end", "graph", "part", "tick")
         for batch in batches:
             columns: dict[str, list[Any]] = {name: [] for name in names}
-            for uri in batch.column("path").to_pylist():
-                latest: int | None = None
+            latest: int | None = None
+            records = zip(
+                batch.column("name").to_pylist(), batch.column("value").to_pylist(), strict=True
+            )
+            for name, value in records:
                 with _marked_errors():
-                    found = read_events(
-                        _local_path(uri), stream=stream, time_unit=time_unit, **dict(options)
-                    )
-                    for ordinal, event in enumerate(found):
+                    for ordinal, event in enumerate(source.events(name, value, time_unit)):
                         if stream is not None and event.stream != stream:
                             event = Event(stream, event.t_start, event.t_end, event.graph, event.id)
                         latest = event.t_end if latest is None else max(latest, event.t_end)
@@ -133,17 +133,17 @@ def _parse_task(
                         text = "".join(f"{t} .\n" for t in kept.graph)
                         for part in router.parts(kept):
                             columns["stream"].append(kept.stream)
-                            columns["ev"].append(f"{uri}#{ordinal:09d}")
+                            columns["ev"].append(f"{name}#{ordinal:09d}")
                             columns["event_id"].append("" if kept.id is None else str(kept.id))
                             columns["t_start"].append(kept.t_start)
                             columns["t_end"].append(kept.t_end)
                             columns["graph"].append(text)
                             columns["part"].append(part)
                             columns["tick"].append(False)
-                if latest is not None:
-                    tick = ("", uri, "", latest, latest, "", 0, True)
-                    for name, value in zip(names, tick, strict=True):
-                        columns[name].append(value)
+            if latest is not None:
+                tick = ("", "", "", latest, latest, "", 0, True)
+                for name, value in zip(names, tick, strict=True):
+                    columns[name].append(value)
             yield pa.RecordBatch.from_pydict(columns, schema=_event_arrow_schema())
 
     return run
@@ -268,34 +268,6 @@ def _events(frame: pd.DataFrame) -> list[tuple[tuple[int, int, str, str], Event]
     return out
 
 
-# Step 5: the sink --------------------------------------------------------------------------
-
-
-def _sink(output: Path) -> Callable[[DataFrame, int], None]:
-    """``foreachBatch``: the batch's answers in time order to ``batch-<id>.jsonl``."""
-
-    def write(frame: DataFrame, batch_id: int) -> None:
-        rows = sorted((r["time"], r["part"], r["seq"], r["line"]) for r in frame.collect())
-        if not rows:
-            return
-        target = output / _BATCH.format(batch_id)
-        temporary = output / ("." + target.name + ".tmp")
-        with temporary.open("w", encoding="utf-8") as out:
-            for *_, line in rows:
-                out.write(line + "\n")
-        os.replace(temporary, target)
-
-    return write
-
-
-def read_output(output: Path) -> list[Result]:
-    """The answers a live query wrote to ``output``, in order."""
-    lines: list[str] = []
-    for path in sorted(output.glob("batch-*.jsonl")):
-        lines += path.read_text(encoding="utf-8").splitlines()
-    return list(read_results(lines, str(output)))
-
-
 # The query -------------------------------------------------------------------------------
 
 
@@ -306,16 +278,21 @@ class LiveQuery:
 
     query: StreamingQuery
     scheme: Scheme
-    output: Path
+    sink: Sink
 
-    def wait(self, timeout: int | None = None) -> bool:
+    @property
+    def output(self) -> Path | None:
+        """The output folder, when answers go to one (:class:`~rsep.spark.sink.FolderSink`)."""
+        return self.sink.folder if isinstance(self.sink, FolderSink) else None
+
+    def wait(self, timeout: float | None = None) -> bool:
         """Wait until the query ends (``availableNow``) or ``timeout`` seconds pass; a task's
         input or engine error comes back as the user's error."""
         try:
             if timeout is None:
                 self.query.awaitTermination()
                 return True
-            return bool(self.query.awaitTermination(round(timeout)))
+            return bool(self.query.awaitTermination(max(1, round(timeout))))
         except Exception as exc:
             marked = unmark(str(exc))
             if marked is not None:
@@ -328,7 +305,7 @@ class LiveQuery:
 
     def results(self) -> list[Result]:
         """Every answer written so far."""
-        return read_output(self.output)
+        return self.sink.results()
 
     @property
     def watermark(self) -> int | None:
@@ -347,9 +324,9 @@ class LiveQuery:
 def start_live(
     spark: SparkSession,
     plan: Plan,
-    source: Path,
+    source: Path | Source | Sequence[Source],
     checkpoint: Path,
-    output: Path,
+    output: Path | Sink,
     graphs: Mapping[str, Any] | None = None,
     *,
     stream: str | None = None,
@@ -360,40 +337,42 @@ def start_live(
     available_now: bool = False,
     interval: str | None = None,
 ) -> LiveQuery:
-    """Start ``plan`` over the stream files arriving in ``source`` (module docstring).
+    """Start ``plan`` over the events of ``source`` (module docstring).
 
-    ``stream`` names the stream of files that do not name theirs, ``options`` are the
-    format's read options, ``glob`` selects file names. The checkpoint folder keeps the
-    files taken, the watermark and the evaluators' state; a second start with the same
+    ``source`` is a folder of arriving stream files, or one or more sources
+    (:mod:`rsep.spark.source`: folders, Kafka topics, sockets; their events are merged
+    under one watermark). For a folder given as a path, ``stream`` names the stream of files
+    that do not name theirs, ``options`` are the format's read options, ``glob`` selects
+    file names and ``max_files_per_trigger`` bounds a trigger. The checkpoint folder keeps
+    the offsets taken, the watermark and the evaluators' state; a second start with the same
     checkpoint continues where the first stopped (with its number of partitions). Answers go
-    to ``output`` (:func:`read_output`). ``available_now`` processes the files there and
-    ends; else a trigger runs every ``interval`` (``"1 second"``; default: as soon as the
-    previous one ends)."""
+    to ``output``: a folder (:func:`read_output`) or a sink (:mod:`rsep.spark.sink`).
+    ``available_now`` processes what the sources hold and ends; else a trigger runs every
+    ``interval`` (``"1 second"``; default: as soon as the previous one ends)."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
+    sources = _sources(source, stream, options, glob, max_files_per_trigger)
+    sink = FolderSink(output) if isinstance(output, Path) else output
     graphs = dict(graphs or {})
     incremental_query(plan, graphs)  # refuse a plan or missing graphs before Spark starts
     count = _partitions(checkpoint, plan, partitions or _default_partitions(spark))
     scheme = choose_scheme(plan, count, keys_projected=True)
     vocab = make_vocabulary(scheme.final)
-    output.mkdir(parents=True, exist_ok=True)
-    source.mkdir(parents=True, exist_ok=True)
     spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
-    reader = spark.readStream.format("binaryFile").schema(FILE_SCHEMA)
-    if glob is not None:
-        reader = reader.option("pathGlobFilter", glob)
-    if max_files_per_trigger is not None:
-        reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
-    files = reader.load(str(source)).select("path")
-    task = _parse_task(
-        scheme, vocab, graphs, stream, dict(options or {}), scheme.final.parameters.time_unit
-    )
+    time_unit = scheme.final.parameters.time_unit
+    parsed = [
+        item.records(spark).mapInArrow(
+            _parse_task(scheme, vocab, graphs, item, time_unit), EVENT_SCHEMA
+        )
+        for item in sources
+    ]
+    merged = parsed[0]
+    for more in parsed[1:]:
+        merged = merged.unionByName(more)
     lateness = scheme.final.parameters.lateness
-    rows = (
-        files.mapInArrow(task, EVENT_SCHEMA)
-        .withColumn("ts", F.timestamp_millis(F.col("t_end") + F.lit(EPOCH)))
-        .withWatermark("ts", f"{lateness} milliseconds")
+    rows = merged.withColumn("ts", F.timestamp_millis(F.col("t_end") + F.lit(EPOCH))).withWatermark(
+        "ts", f"{lateness} milliseconds"
     )
     answers = rows.groupBy("part").applyInPandasWithState(
         _state_function(scheme, graphs),
@@ -402,14 +381,30 @@ def start_live(
         "append",
         GroupStateTimeout.EventTimeTimeout,
     )
-    writer = answers.writeStream.foreachBatch(_sink(output)).option(
-        "checkpointLocation", str(checkpoint)
-    )
+    writer = sink.writer(answers, checkpoint).option("checkpointLocation", str(checkpoint))
     if available_now:
         writer = writer.trigger(availableNow=True)
     elif interval is not None:
         writer = writer.trigger(processingTime=interval)
-    return LiveQuery(writer.start(), scheme, output)
+    return LiveQuery(writer.start(), scheme, sink)
+
+
+def _sources(
+    source: Path | Source | Sequence[Source],
+    stream: str | None,
+    options: Mapping[str, Any] | None,
+    glob: str | None,
+    max_files_per_trigger: int | None,
+) -> list[Source]:
+    """The sources of :func:`start_live`'s ``source`` (a path: one folder)."""
+    if isinstance(source, Path):
+        return [FolderSource(source, stream, glob, max_files_per_trigger, dict(options or {}))]
+    if any(v is not None for v in (stream, options, glob, max_files_per_trigger)):
+        raise UserError("stream, options, glob and max_files_per_trigger are for a folder path")
+    found = [source] if isinstance(source, Source) else list(source)
+    if not found:
+        raise UserError("a live query needs at least one source")
+    return found
 
 
 def _default_partitions(spark: SparkSession) -> int:
@@ -433,8 +428,9 @@ def _partitions(checkpoint: Path, plan: Plan, wanted: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m rsep.spark.live QUERY --source DIR --checkpoint DIR --output DIR``: run a
-    live query until it ends (``--available-now``) or is stopped; for crash-recovery runs
-    until ``rsep run --live`` exists."""
+    live query until it ends (``--available-now``) or is stopped (crash-recovery runs use
+    it; ``rsep run`` is the command for users). ``--source`` may also be
+    ``kafka://host:port/topic`` or ``socket://host:port``, ``--output`` a topic."""
     import argparse
 
     from rsep.algebra.compile import compile_query
@@ -443,9 +439,9 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m rsep.spark.live")
     p.add_argument("query", type=Path)
-    p.add_argument("--source", type=Path, required=True)
+    p.add_argument("--source", required=True, help="a folder, kafka://… or socket://…")
     p.add_argument("--checkpoint", type=Path, required=True)
-    p.add_argument("--output", type=Path, required=True)
+    p.add_argument("--output", required=True, help="a folder or kafka://host:port/topic")
     p.add_argument("--stream", help="stream IRI of files that do not name theirs")
     p.add_argument("--glob", help="file names to take (a glob)")
     p.add_argument("--partitions", type=int)
@@ -458,19 +454,31 @@ def main(argv: list[str] | None = None) -> int:
     dialect = detect_dialect(text)
     plan = compile_query(parse_query(text, dialect), dialect)
     spark = get_session(args.master, app_name="rsep-live")
-    live = start_live(
-        spark,
-        plan,
-        args.source,
-        args.checkpoint,
-        args.output,
-        stream=args.stream,
-        glob=args.glob,
-        partitions=args.partitions,
-        max_files_per_trigger=args.max_files_per_trigger,
-        available_now=args.available_now,
-        interval=args.interval,
-    )
+    if args.source.startswith(("kafka:", "socket:")):
+        live = start_live(
+            spark,
+            plan,
+            source_of(args.source, args.stream),
+            args.checkpoint,
+            sink_of(args.output) if args.output.startswith("kafka:") else Path(args.output),
+            partitions=args.partitions,
+            available_now=args.available_now,
+            interval=args.interval,
+        )
+    else:
+        live = start_live(
+            spark,
+            plan,
+            Path(args.source),
+            args.checkpoint,
+            sink_of(args.output) if args.output.startswith("kafka:") else Path(args.output),
+            stream=args.stream,
+            glob=args.glob,
+            partitions=args.partitions,
+            max_files_per_trigger=args.max_files_per_trigger,
+            available_now=args.available_now,
+            interval=args.interval,
+        )
     live.wait()
     return 0
 

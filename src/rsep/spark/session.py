@@ -24,6 +24,8 @@ _LOCAL_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.python.worker.reuse": "true",
+    # a loaded machine starts Python workers slowly; the default 15 s fails them
+    "spark.python.authenticate.socketTimeout": "120s",
 }
 
 
