@@ -102,7 +102,7 @@ def test_undeclared_prefix_names_the_mapping_file(tmp_path: Path) -> None:
 
 
 def test_unknown_mapping_lists_the_shipped_ones() -> None:
-    with pytest.raises(UserError, match="shipped mappings: aarhus-traffic"):
+    with pytest.raises(UserError, match="shipped mappings: aarhus-parking, aarhus-traffic"):
         load_mapping("no-such-mapping")
 
 
@@ -124,9 +124,15 @@ def test_time_formats(tmp_path: Path) -> None:
 
 def test_shipped_mappings_load() -> None:
     assert available_mappings() == [
+        "aarhus-parking",
         "aarhus-traffic",
+        "aarhus-userlocation",
+        "aarhus-weather",
         "berka-transactions",
+        "homec-generation",
+        "homec-power",
         "homec-smarthome",
+        "homec-weather",
         "nasdaq-bars",
     ]
     for name in available_mappings():
