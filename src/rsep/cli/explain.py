@@ -17,7 +17,7 @@ from typing import Any
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import explain
-from rsep.cli.options import add_query_arguments, read_query, settings
+from rsep.cli.options import add_query_arguments, query_base, read_query, settings
 from rsep.lang import parse_query
 from rsep.lang.dialects import Dialect, all_dialects, cue_text, get_dialect
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     text = read_query(args.query)
     overrides = settings(args.settings)
     dialect, how = detection(text, args.dialect)
-    query = parse_query(text, dialect)
+    query = parse_query(text, dialect, base=query_base(args.query))
     plan = compile_query(query, dialect, overrides=overrides, profile=args.profile)
     sys.stdout.write(how + "\n" + explain(plan))
     return 0

@@ -33,6 +33,13 @@ def read_query(query: str) -> str:
         raise UserError(f"cannot read the query {query}: {exc.strerror or exc}") from None
 
 
+def query_base(query: str) -> str | None:
+    """The base IRI of a query read from a file: the file's URI (RFC 3986 sec. 5.1.3, the
+    retrieval URI), so that relative IRIs such as CityBench's window names ``<w1>`` name
+    something; a ``BASE`` in the text wins. Standard input has none."""
+    return None if query == "-" else Path(query).resolve().as_uri()
+
+
 def add_query_arguments(p: Any) -> None:
     """The query file, ``--dialect`` and ``--set`` options every command that reads a query
     shares."""

@@ -47,7 +47,7 @@ from pyoxigraph import Triple
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
-from rsep.cli.options import add_query_arguments, pair, read_query, settings
+from rsep.cli.options import add_query_arguments, pair, query_base, read_query, settings
 from rsep.engine import incremental_query
 from rsep.errors import UserError
 from rsep.lang import detect_dialect, get_dialect, parse_query
@@ -185,7 +185,7 @@ def plan_of(args: argparse.Namespace) -> Plan:
     """The plan of the command's query, dialect, ``--set`` and ``--profile``."""
     text = read_query(args.query)
     dialect = get_dialect(args.dialect) if args.dialect else detect_dialect(text)
-    query = parse_query(text, dialect)
+    query = parse_query(text, dialect, base=query_base(args.query))
     return compile_query(
         query, dialect, overrides=settings(args.settings), profile=getattr(args, "profile", None)
     )
