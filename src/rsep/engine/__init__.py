@@ -13,7 +13,14 @@ runs must give the oracle's answers (``tests/engine``, differential tests).
   :mod:`~rsep.engine.projection`: SPAseq sequences as NFA runs over a shared buffer of
   partial matches, and the query form and streaming operator of their answers;
 - :mod:`~rsep.engine.window`, :mod:`~rsep.engine.report`, :mod:`~rsep.engine.continuous`
-  (``ContinuousWindowQuery``): RSP-QL graph patterns over incremental window state.
+  (``ContinuousWindowQuery``): RSP-QL graph patterns over incremental window state;
+- :mod:`~rsep.engine.rsepql` (``RsepqlQuery``): RSEP-QL MATCH, its selection and
+  consumption policies, on the window state;
+- :mod:`~rsep.engine.epsparql` (``EpsparqlQuery``) and :mod:`~rsep.engine.occurrence`:
+  EP-SPARQL's interval operators over triple occurrences, and the Q-closure of CONSTRUCT
+  rules (results fed back as input);
+- :mod:`~rsep.engine.cqelscep` (``CqelscepQuery``): CQELS-CEP windows on interval streams
+  and its sequence operators, nested paths over the background graph.
 """
 
 from __future__ import annotations
