@@ -220,6 +220,8 @@ def test_crash_recovery(spark: SparkSession, tmp_path: Path) -> None:
                 break
             time.sleep(0.1)
         time.sleep(rng.random() * 2)
+        # a run that died by itself (or never committed) would make the trial meaningless
+        assert process.poll() is None, f"trial {trial}: the live run ended before the kill"
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         restarted = start_live(spark, plan, tmp_path / "in", checkpoint, output, available_now=True)

@@ -484,4 +484,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # Run the module under its own name: Spark's workers unpickle the state function's
+    # classes by module, and they cannot import ``__main__._State``.
+    from rsep.spark.live import main as _main
+
+    raise SystemExit(_main())
