@@ -8,7 +8,8 @@ event selection strategies). The SPARQL graph patterns inside events stay opaque
 
 - RSEP-QL (seed 000, Sect. 3.3, 4.2-4.4): :class:`Event` (``EVENT w P``), :class:`First`,
   :class:`Last`, :class:`Seq` with a :class:`SelectionPolicy`, :class:`Match` (``MATCH E``)
-  with a :class:`ConsumptionPolicy`; Table 1's configurations (:data:`TABLE_1`).
+  with a :class:`ConsumptionPolicy` (consuming :class:`InputUnit` s); Table 1's
+  configurations (:data:`TABLE_1`).
 - EP-SPARQL (seed 002, Sect. 4.2): :class:`StreamBgp`, :class:`SeqJoin`, :class:`EqJoin`,
   :class:`OptionalSeq` (``SeqRightJoin``), :class:`EqualsOptional` (``EqLeftJoin``),
   :class:`And` (``Join``), :class:`EventFilter`.
@@ -61,6 +62,7 @@ __all__ = [
     "First",
     "Gpm",
     "GraphPatternRef",
+    "InputUnit",
     "KbPattern",
     "KleenePlus",
     "Last",
@@ -234,6 +236,25 @@ class ConsumptionPolicy(Enum):
     NONE = "none"
     CHRONOLOGICAL = "chronological"
     RECENT = "recent"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class InputUnit(Enum):
+    """What a consumption policy consumes (RSEP-QL Def. 8-10).
+
+    - ``TRIPLE``: the definitions' sets: ``I_i(w_j) ⊆ SDS_{w_j}(t_i)`` and ``Δ_i(w_j) =
+      SDS_{w_j}(t_i) ∖ SDS_{w_j}(t_{i-1})`` are sets of triples, so a consumed triple is gone
+      from every item of the window that holds it, and a triple that arrives again while the
+      window still holds it is not new (Def. 8-9 literally; the default);
+    - ``OCCURRENCE``: the triple of one stream item ``(G_k, t_k)``, as Sect. 2 and Example
+      11 describe consumption ("stream items that contribute to an answer", "the new coming
+      triple (:b1 :q :c1)" at 10, which the set of Def. 9 does not count as new).
+    """
+
+    TRIPLE = "triple"
+    OCCURRENCE = "occurrence"
 
     def __str__(self) -> str:
         return self.value

@@ -25,6 +25,10 @@ of RSEP-QL become half-open ones without loss: ``[t0, t] = (t0 - 1, t]``. Every 
 therefore an :class:`Extent` ``(o, c]``. Which items at a boundary instant belong to a
 window is a separate, engine-level choice (``window.bounds``, :class:`WindowBounds`): RSP-QL
 takes ``(o, c]``, the YABench oracle ``[o, c]``.
+
+CQELS-CEP (seed 001, Sect. 4.1) reads ``[RANGE T]``, ``[NOW]`` and ``[ALL]`` on interval
+streams, cutting each item to the window: :func:`interval_width` and :func:`cut_instants`,
+which its oracle and its engine share.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from rsep.algebra.report import (
     Periodic,
     ReportPolicy,
 )
+from rsep.errors import UserError
 
 __all__ = [
     "Composed",
@@ -56,9 +61,11 @@ __all__ = [
     "TimeWindow",
     "WindowBounds",
     "WindowFunction",
+    "cut_instants",
     "has_now",
     "horizon",
     "interval_ends",
+    "interval_width",
     "origin",
     "reporting_windows",
     "ticks",
@@ -584,3 +591,33 @@ def visits_every_instant(policy: ReportPolicy, window: WindowFunction) -> bool:
     if not any(c in EVENT_CONDITIONS or isinstance(c, Periodic) for c in policy.conditions):
         return True
     return WINDOW_CLOSE in policy and has_now(window)
+
+
+# CQELS-CEP: windows on interval streams (seed 001, Sect. 4.1) --------------------------------
+
+
+def interval_width(window: WindowFunction) -> int | None:
+    """``T`` of a CQELS-CEP window ``[RANGE T]`` on an interval stream (``[NOW]`` is ``RANGE
+    0``), ``None`` for ``[ALL]``; other windows raise a :class:`~rsep.errors.UserError`, as
+    Sect. 4.1 defines ``w_RANGE`` (sliding by 1) only."""
+    if isinstance(window, TimeWindow) and window.slide == 1 and window.t0 is None:
+        return window.width
+    if isinstance(window, NowWindow):
+        return 0
+    if isinstance(window, LandmarkWindow):
+        return None
+    raise UserError(
+        f"CQELS-CEP defines windows on interval streams for [RANGE T] only (Sect. 4.1); "
+        f"the {window.describe()} is not evaluated"
+    )
+
+
+def cut_instants(t1: int, t2: int, width: int | None, start: int) -> range | list[int]:
+    """Where an item over ``[t1, t2]``, cut by a CQELS-CEP window (Sect. 4.1), changes: under
+    ``[RANGE T]`` (``width``), ``[max(t1, t - T), min(t2, t)]`` changes at each ``t`` in
+    ``[t1, t2]`` (its end) and ``[t1 + T + 1, t2 + T + 1]`` (its start, then it leaves);
+    under ``[ALL]`` from ``start`` (``width`` ``None``), at each ``t`` in ``[max(t1, start),
+    t2]``."""
+    if width is None:
+        return range(max(t1, start), t2 + 1) if t2 >= start else []
+    return [*range(t1, t2 + 1), *range(t1 + width + 1, t2 + width + 2)]

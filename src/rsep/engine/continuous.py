@@ -318,11 +318,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         start: int | None = None,
     ) -> None:
         plan = apply_profile(plan)
-        if not isinstance(plan.r2r, GraphPatternRef):
-            raise UserError(
-                f"the plan's r2r is {type(plan.r2r).__name__}, not a SPARQL graph pattern "
-                "over windows"
-            )
+        pattern = self._graph_pattern(plan)
         given = dict(graphs or {})
         dataset, params = plan.dataset, plan.parameters
         wanted = [*dataset.default_graphs, *dataset.named_graphs]
@@ -336,7 +332,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         }
         static = {k: v for k, v in self._sources.items() if isinstance(v, frozenset)}
         super().__init__(plan, static)
-        self.pattern = plan.r2r
+        self.pattern = pattern
         self._buffers: dict[str, StreamBuffer] = {}
         self._states: list[WindowState] = []
         for named in dataset.windows:
@@ -371,6 +367,16 @@ class ContinuousWindowQuery(IncrementalQuery):
         self._finished = False
         self._forms = LiteralForms()
         self._dataset = InstantDataset(plan, self._forms)
+
+    def _graph_pattern(self, plan: Plan) -> GraphPatternRef:
+        """The SPARQL graph pattern evaluated over the windows and graphs at each instant:
+        the plan's r2r (a subclass evaluating another r2r names the pattern beside it)."""
+        if not isinstance(plan.r2r, GraphPatternRef):
+            raise UserError(
+                f"the plan's r2r is {type(plan.r2r).__name__}, not a SPARQL graph pattern "
+                "over windows"
+            )
+        return plan.r2r
 
     # the contract ---------------------------------------------------------------------------
 
@@ -511,26 +517,31 @@ class ContinuousWindowQuery(IncrementalQuery):
         )
         if not reported:
             return []
-        windows = []
         limit = self.plan.parameters.max_window_events
         for state in self._states:
-            known = contents.get(state.iri)
-            now = known if known is not None else state.content(t, previous)
-            size = sum(hi - lo for lo, hi in now)
+            if state.iri not in contents:
+                contents[state.iri] = state.content(t, previous)
+            size = sum(hi - lo for lo, hi in contents[state.iri])
             if size > limit:
                 raise UserError(
                     f"window <{state.iri}> holds {size} items at {t}, more than "
                     f"max_window_events = {limit}"
                 )
-            windows.append((state, now))
+        psi = self._evaluate(t, contents)
+        self._previous = t
+        return self._answer(t, psi)
+
+    def _evaluate(self, t: int, contents: Mapping[str, Ranges]) -> list[_Row]:
+        """The answer at a reported instant ``t`` over the windows' ``contents`` (by IRI):
+        the graph pattern over the instantaneous dataset (RSP-QL Def. 23)."""
+        windows = [(state, contents[state.iri]) for state in self._states]
         graphs = {iri: _at(source, t) for iri, source in self._sources.items()}
         psi = self._before
         if self._dataset.update(windows, graphs) or psi is None:
             psi = [self._row(mu) for mu in self._dataset.query(self._sparql(), t)]
         # else: the dataset of the previous evaluation gives its answer again (a query
         # calling RAND(), BNODE() or NOW() would differ: the oracle evaluates it again)
-        self._previous = t
-        return self._answer(t, psi)
+        return psi
 
     # answers ------------------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ from rsep.algebra.passes import apply_profile
 from rsep.algebra.paths import PathGraph, match_path_triples
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.r2s import R2S
-from rsep.algebra.window import LandmarkWindow, NowWindow, TimeWindow, WindowFunction
+from rsep.algebra.window import LandmarkWindow, cut_instants, interval_width
 from rsep.engine.projection import Answer, Output
 from rsep.engine.query import IncrementalQuery
 from rsep.errors import UserError
@@ -263,27 +263,12 @@ class _Item:
     solutions: tuple[tuple[Mu, ...], ...]
 
 
-def _width(window: WindowFunction) -> int | None:
-    """``T`` of ``[RANGE T]`` (``[NOW]`` is ``RANGE 0``), ``None`` for ``[ALL]``; other
-    windows are refused, as the oracle refuses them (Sect. 4.1 defines RANGE only)."""
-    if isinstance(window, TimeWindow) and window.slide == 1 and window.t0 is None:
-        return window.width
-    if isinstance(window, NowWindow):
-        return 0
-    if isinstance(window, LandmarkWindow):
-        return None
-    raise UserError(
-        f"CQELS-CEP defines windows on interval streams for [RANGE T] only (Sect. 4.1); "
-        f"the {window.describe()} is not evaluated"
-    )
-
-
 class _WindowState:
     """A window specification ``(s, ω, TSP)`` and the items of ``s`` it can still hold."""
 
     def __init__(self, node: CepWindow, t0: int, limit: int) -> None:
         self.node = node
-        self.width = _width(node.window)
+        self.width = interval_width(node.window)
         own = node.window.t0 if isinstance(node.window, LandmarkWindow) else None
         self.start: int = t0 if own is None else own
         self.limit = limit
@@ -296,10 +281,7 @@ class _WindowState:
     def instants(self, t1: int, t2: int) -> range | list[int]:
         """Where the cut interval of an item over ``[t1, t2]`` changes (the oracle's
         ``_item_instants``): ``[t1, t2]`` and, for RANGE T, ``[t1 + T + 1, t2 + T + 1]``."""
-        if self.width is None:
-            low = max(t1, self.start)
-            return range(low, t2 + 1) if t2 >= self.start else []
-        return [*range(t1, t2 + 1), *range(t1 + self.width + 1, t2 + self.width + 2)]
+        return cut_instants(t1, t2, self.width, self.start)
 
     def add(self, item: _Item) -> None:
         self.items.append(item)

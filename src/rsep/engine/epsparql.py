@@ -42,12 +42,10 @@ OPTIONAL stays one opaque stream pattern, which the oracle refuses too), so it i
 from __future__ import annotations
 
 import bisect
-import hashlib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pyoxigraph import BlankNode, Triple
+from pyoxigraph import Triple
 
 from rsep.algebra.events import (
     And,
@@ -61,24 +59,17 @@ from rsep.algebra.events import (
     StreamBgp,
     Within,
 )
+from rsep.algebra.occurrences import TriplePatterns, derived_triples, sigma, timed
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Construct, EventJoin, Plan
-from rsep.engine.occurrence import (
-    Occurrence,
-    OccurrenceIndex,
-    Slot,
-    TriplePatterns,
-    Variable,
-    bgp_delta,
-)
+from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
 from rsep.engine.projection import Output
 from rsep.engine.query import IncrementalQuery
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
-from rsep.rdf.sparql import STRING_OR_IRI, GraphMatcher, LiteralForms, Mu
-from rsep.rdf.terms import XSD, Term
-from rsep.rdf.time import ms_to_datetime
+from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
+from rsep.rdf.terms import Term
 
 __all__ = ["EpsparqlQuery", "Rule", "sigma"]
 
@@ -90,43 +81,6 @@ Fresh = dict[str | None, list[Occurrence]]
 stream with the derived occurrences)."""
 
 _MEMO_LIMIT = 200_000
-
-# σ (Sect. 4.2) ------------------------------------------------------------------------------
-
-_TIME_FUNCTION = re.compile(
-    STRING_OR_IRI + r"|\bget(DURATION|STARTTIME|ENDTIME)\s*\(\s*\)",
-    re.IGNORECASE,
-)
-
-
-def _duration(ms: int) -> str:
-    seconds = str(ms // 1000) if ms % 1000 == 0 else f"{ms // 1000}.{ms % 1000:03d}"
-    return f'"PT{seconds}S"^^<{XSD}duration>'
-
-
-def _datetime(ms: int) -> str:
-    return f'"{ms_to_datetime(ms)}"^^<{XSD}dateTime>'
-
-
-def sigma(expression: str, t_alpha: int, t_omega: int) -> str:
-    """``σ_{tα tω}(F)`` (EP-SPARQL Sect. 4.2): ``getDURATION()`` replaced by ``tω - tα``
-    (an ``xsd:duration``), ``getSTARTTIME()`` by ``tα`` and ``getENDTIME()`` by ``tω``
-    (``xsd:dateTime``); strings and IRIs left alone."""
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(1) is not None:
-            return match.group(1)
-        name = match.group(2).upper()
-        if name == "DURATION":
-            return _duration(t_omega - t_alpha)
-        return _datetime(t_alpha if name == "STARTTIME" else t_omega)
-
-    return _TIME_FUNCTION.sub(replace, expression)
-
-
-def _timed(expression: str) -> bool:
-    """Whether ``σ`` changes ``expression`` (it names a time function)."""
-    return any(m.group(2) is not None for m in _TIME_FUNCTION.finditer(expression))
 
 
 class _Evaluator:
@@ -451,7 +405,7 @@ class _OptionalSeq(_Binary):
         super().__init__(left, right)
         self.certain = right.certain
         self.condition = condition
-        self.timed = condition is not None and _timed(condition)
+        self.timed = condition is not None and timed(condition)
         left.kept = _Kept(self.shared)
 
     def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
@@ -490,7 +444,7 @@ class _EqualsOptional(_Binary):
         super().__init__(left, right)
         self.certain = left.certain
         self.condition = condition
-        self.timed = condition is not None and _timed(condition)
+        self.timed = condition is not None and timed(condition)
         self._keys = _Kept(self.shared)
 
     def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
@@ -524,7 +478,7 @@ class _Filter(_Unary):
     def __init__(self, child: _Node, expression: str) -> None:
         super().__init__(child)
         self.expression = expression
-        self.timed = _timed(expression)
+        self.timed = timed(expression)
 
     def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
         return {s for s in increments[0] if ev.holds(self.expression, self.timed, *s)}
@@ -619,27 +573,7 @@ def _derive(
     per rule and solution, labelled as the oracle labels it."""
     m, t1, t2 = solution
     mu = ev.extend(m, rule.expressions)
-    if not template.variables <= mu.domain:
-        return []
-    digest = hashlib.sha1(
-        repr((sorted(mu.text().items()), t1, t2)).encode(), usedforsecurity=False
-    ).hexdigest()[:16]
-
-    def term(slot: Slot) -> Term:
-        if isinstance(slot, Variable):
-            if slot.distinguished:
-                return mu[slot.name]
-            return BlankNode(f"ep{index}{slot.name.lstrip('_')}x{digest}")
-        return slot
-
-    out = []
-    for s, p, o in template.triples:
-        try:
-            triple = Triple(term(s), term(p), term(o))  # type: ignore[arg-type]
-        except TypeError:
-            continue  # a literal as subject or predicate: no RDF triple (SPARQL sec. 16.2)
-        out.append(Occurrence(triple, t1, t2))
-    return out
+    return [Occurrence(triple, t1, t2) for triple in derived_triples(index, template, mu, t1, t2)]
 
 
 # The query ----------------------------------------------------------------------------------

@@ -6,24 +6,24 @@ The engine keeps the occurrences that can still take part in a solution in an
 triple pattern with a bound term reads one bucket), and evaluates ``BGP(P)`` only for the
 occurrences that just arrived (:func:`bgp_delta`): ``BGP`` is monotone in the stream, so the
 solutions over ``S ∪ Δ`` are the old ones plus those choosing at least one occurrence of
-``Δ``. :class:`TriplePatterns` reads a pattern's triples as the oracle reads them (a
-pattern's blank node is a non-distinguished variable, footnote 4).
+``Δ``. A pattern's triples are read by :class:`rsep.algebra.occurrences.TriplePatterns`, which
+the oracle reads them with too (a pattern's blank node is a non-distinguished variable,
+footnote 4).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from typing import NamedTuple
 
-from pyoxigraph import BlankNode, Literal, NamedNode, QuerySolutions, QueryTriples, Store, Triple
+from pyoxigraph import Literal, Triple
 
+from rsep.algebra.occurrences import PatternTriple, Slot, TriplePatterns, Variable, choose
 from rsep.errors import UserError
 from rsep.rdf.sparql import LiteralForms, Mu
 from rsep.rdf.terms import Term
 
-__all__ = ["Occurrence", "OccurrenceIndex", "TriplePatterns", "Variable", "bgp_delta"]
+__all__ = ["Occurrence", "OccurrenceIndex", "bgp_delta"]
 
 
 class Occurrence(NamedTuple):
@@ -33,83 +33,6 @@ class Occurrence(NamedTuple):
     triple: Triple
     t_start: int
     t_end: int
-
-
-_MARKER = "urn:rsep:epsparql:variable:"
-"""Variables are substituted by IRIs under this stem to read a pattern's triples back."""
-
-
-@dataclass(frozen=True)
-class Variable:
-    """A variable of a triple pattern; ``distinguished`` is false for a blank node of the
-    pattern (footnote 4: a non-distinguished variable, matched but not in ``dom(μ)``)."""
-
-    name: str
-    distinguished: bool = True
-
-
-Slot = Term | Variable
-PatternTriple = tuple[Slot, Slot, Slot]
-
-
-@dataclass(frozen=True)
-class TriplePatterns:
-    """The triple patterns of a group ``{ … }`` (a BGP's ``P`` or a CONSTRUCT template
-    ``P_q``), read back from pyoxigraph with every variable bound to a marker IRI, so that
-    SPARQL's own parser expands ``;``, ``,``, ``a`` and prefixed names; ordered and
-    numbered as the oracle orders them, so a mapping binds the same term."""
-
-    triples: tuple[PatternTriple, ...]
-    variables: frozenset[str]
-
-    @classmethod
-    def parse(cls, text: str, where: str) -> TriplePatterns:
-        """The triple patterns of ``text``; a :class:`~rsep.errors.UserError` naming
-        ``where`` if it is not a list of triples (each text read once per process)."""
-        return _parse(text, where)
-
-    @classmethod
-    def read(cls, text: str, where: str) -> TriplePatterns:
-        """:meth:`parse`, uncached."""
-        store = Store()
-        try:
-            selected = store.query(f"SELECT * WHERE {text}")
-            if not isinstance(selected, QuerySolutions):  # pragma: no cover - a SELECT
-                raise TypeError("a SELECT query returned no solutions")
-            names = [v.value for v in selected.variables]
-            markers = " ".join(f"<{_MARKER}{n}>" for n in names)
-            values = f"VALUES ({' '.join('?' + n for n in names)}) {{ ({markers}) }}"
-            built = store.query(f"CONSTRUCT {text} WHERE {{ {values if names else ''} }}")
-        except SyntaxError as exc:
-            raise UserError(
-                f"{where} is not a list of triple patterns (EP-SPARQL Sect. 4.2 defines "
-                f"BGP, Join, Union, LeftJoin, Filter and the temporal joins): "
-                f"{' '.join(text.split())} ({exc})"
-            ) from None
-        if not isinstance(built, QueryTriples):  # pragma: no cover - a CONSTRUCT
-            raise TypeError("a CONSTRUCT query returned no triples")
-        found = sorted(built, key=_shape)
-        blanks: dict[BlankNode, Variable] = {}
-
-        def slot(term: Term) -> Slot:
-            if isinstance(term, NamedNode) and term.value.startswith(_MARKER):
-                return Variable(term.value.removeprefix(_MARKER))
-            if isinstance(term, BlankNode):
-                return blanks.setdefault(term, Variable(f"_b{len(blanks)}", distinguished=False))
-            return term
-
-        triples = tuple((slot(x.subject), slot(x.predicate), slot(x.object)) for x in found)
-        return cls(triples, frozenset(names))
-
-
-@functools.lru_cache(maxsize=1024)
-def _parse(text: str, where: str) -> TriplePatterns:
-    return TriplePatterns.read(text, where)
-
-
-def _shape(triple: Triple) -> str:
-    """A triple's text with blank nodes blanked: the order the pattern is read in."""
-    return " ".join("_" if isinstance(t, BlankNode) else str(t) for t in triple)
 
 
 class OccurrenceIndex:
@@ -209,21 +132,6 @@ def bgp_delta(
     triples = patterns.triples
     names = patterns.variables
 
-    def unify(
-        pattern: PatternTriple, triple: Triple, binding: dict[str, Term]
-    ) -> dict[str, Term] | None:
-        out = binding
-        for slot, term in zip(pattern, triple, strict=True):
-            if isinstance(slot, Variable):
-                bound = out.get(slot.name)
-                if bound is None:
-                    out = {**out, slot.name: term}
-                elif bound != term and key(bound) != key(term):
-                    return None
-            elif slot != term and key(slot) != key(term):
-                return None
-        return out
-
     def extend(
         first: int, position: int, binding: dict[str, Term], chosen: dict[Triple, Occurrence]
     ) -> None:
@@ -241,13 +149,9 @@ def bgp_delta(
         else:
             pool = index.candidates(pattern, binding)
         for occurrence in pool:
-            unified = unify(pattern, occurrence.triple, binding)
-            if unified is None:
-                continue
-            taken = chosen.get(occurrence.triple)
-            if taken is not None and taken != occurrence:
-                continue  # one occurrence per triple of the set μ(P)
-            extend(first, position + 1, unified, {**chosen, occurrence.triple: occurrence})
+            taken = choose(pattern, occurrence, binding, chosen, key)
+            if taken is not None:
+                extend(first, position + 1, *taken)
 
     for first in range(count):
         extend(first, 0, {}, {})

@@ -152,4 +152,3 @@ class Output:
         """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2;
         :func:`rsep.rdf.sparql.instantiate`)."""
         return instantiate(form.template, mu, matcher.forms.stored_form)
-

@@ -36,8 +36,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
 from typing import Any
 
 from pyoxigraph import Triple
@@ -48,6 +47,7 @@ from rsep.algebra.events import (
     EventPattern,
     First,
     GraphPatternRef,
+    InputUnit,
     Last,
     Match,
     SelectionPolicy,
@@ -55,11 +55,10 @@ from rsep.algebra.events import (
 )
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Select
-from rsep.engine.continuous import ContinuousWindowQuery, GraphSource, _at
+from rsep.engine.continuous import ContinuousWindowQuery, GraphSource, _at, _Row
 from rsep.engine.window import Ranges, WindowState, difference, positions
 from rsep.errors import UserError
 from rsep.rdf.event import Event as Item
-from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, Mu
 
 __all__ = ["Candidates", "Consumption", "InputUnit", "RsepqlQuery", "dominant"]
@@ -80,15 +79,6 @@ _Bucket = tuple[list[int], list[tuple[Mu, int]]]
 
 _LOOSE = "loose"
 """The index key of the candidates that leave a bound variable unbound."""
-
-
-class InputUnit(Enum):
-    """What a consumption policy consumes (RSEP-QL Def. 8-10): a triple of the window's
-    snapshot (``TRIPLE``, Def. 8-9's sets, the oracle's default) or the triple of one stream
-    item (``OCCURRENCE``, Sect. 2 and Example 11's reading)."""
-
-    TRIPLE = "triple"
-    OCCURRENCE = "occurrence"
 
 
 Input = tuple[int | None, Triple]
@@ -236,8 +226,7 @@ class RsepqlQuery(ContinuousWindowQuery):
             raise UserError(
                 f"an RSEP-QL plan's event pattern is a MATCH, not {type(root).__name__}"
             )
-        graph = r2r.graph if isinstance(r2r, EventJoin) else GraphPatternRef("{}")
-        super().__init__(replace(plan, r2r=graph), graphs, start=start)
+        super().__init__(plan, graphs, start=start)
         self.plan = plan
         self.graph_pattern: GraphPatternRef | None = (
             r2r.graph if isinstance(r2r, EventJoin) else None
@@ -292,43 +281,21 @@ class RsepqlQuery(ContinuousWindowQuery):
 
     # one evaluation instant ---------------------------------------------------------------
 
-    def _instant(self, t: int) -> list[Result]:
-        """Decide ``t`` (RSP-QL Def. 23-24): if a reporting window reports, evaluate
-        ``MATCH`` over the windows' contents, join it with the graph pattern, project, and
-        stream the answer out."""
-        previous = self._previous
-        contents: dict[str, Ranges] = {}
+    def _graph_pattern(self, plan: Plan) -> GraphPatternRef:
+        """The graph pattern joined with ``MATCH`` (``{}`` without one), which the windows'
+        instantaneous dataset is kept for."""
+        r2r = plan.r2r
+        return r2r.graph if isinstance(r2r, EventJoin) else GraphPatternRef("{}")
 
-        def reader(state: WindowState) -> Any:
-            def read() -> Ranges:
-                if state.iri not in contents:
-                    contents[state.iri] = state.content(t, previous)
-                return contents[state.iri]
-
-            return read
-
-        reported = not self._states or any(
-            reporter.reports(t, previous, reader(reporter.state)) for reporter in self._reporters
-        )
-        if not reported:
-            return []
-        limit = self.plan.parameters.max_window_events
-        for state in self._states:
-            if state.iri not in contents:
-                contents[state.iri] = state.content(t, previous)
-            size = sum(hi - lo for lo, hi in contents[state.iri])
-            if size > limit:
-                raise UserError(
-                    f"window <{state.iri}> holds {size} items at {t}, more than "
-                    f"max_window_events = {limit}"
-                )
+    def _evaluate(self, t: int, contents: Mapping[str, Ranges]) -> list[_Row]:
+        """The answer at a reported instant (RSP-QL Def. 23-24): ``MATCH`` over the windows'
+        contents, joined with the graph pattern, projected."""
         found = [m[0] for m in self._mappings(t, contents)]
         if self.graph_pattern is not None:
             found = self._join_graph(found, t, contents)
         psi = [self._row(mu) for mu in self._project(found)]
-        self._previous = t
         self._forget()
-        return self._answer(t, psi)
+        return psi
 
     def _mappings(self, t: int, contents: Mapping[str, Ranges]) -> list[EventMapping]:
         """``⟨⟨E⟩⟩_{W^id, P}^t`` of the Match's pattern (Eq. (12)), consumption carried."""

@@ -39,7 +39,14 @@ from rsep.algebra.events import (
     Or,
 )
 from rsep.algebra.plan import EventJoin, Plan
-from rsep.algebra.window import LandmarkWindow, NowWindow, TimeWindow, WindowFunction
+from rsep.algebra.window import (
+    LandmarkWindow,
+    NowWindow,
+    TimeWindow,
+    WindowFunction,
+    cut_instants,
+    interval_width,
+)
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.semantics.dataset import StreamingDataset
@@ -119,16 +126,11 @@ def window_content(
     T]`` (a time window sliding by 1, :func:`w_range`), ``[NOW]`` (``RANGE 0``) and
     ``[ALL]`` (:func:`w_all` from ``t0``); others are not defined for interval streams by
     the paper and raise :class:`~rsep.errors.UserError`."""
-    if isinstance(window, TimeWindow) and window.slide == 1 and window.t0 is None:
-        return w_range(stream, t, window.width)
-    if isinstance(window, NowWindow):
-        return w_range(stream, t, 0)
-    if isinstance(window, LandmarkWindow):
-        return w_all(stream, t, t0 if window.t0 is None else window.t0)
-    raise UserError(
-        f"CQELS-CEP defines windows on interval streams for [RANGE T] only (Sect. 4.1); "
-        f"the {window.describe()} is not evaluated"
-    )
+    width = interval_width(window)
+    if width is not None:
+        return w_range(stream, t, width)
+    own = window.t0 if isinstance(window, LandmarkWindow) else None
+    return w_all(stream, t, t0 if own is None else own)
 
 
 # Sect. 4.2: operators on mappings with intervals --------------------------------------------
@@ -483,8 +485,7 @@ def _item_instants(window: WindowFunction, item: Event, t0: int) -> range | list
     a, b = item.t_start, item.t_end
     if isinstance(window, TimeWindow | NowWindow):
         width = window.width if isinstance(window, TimeWindow) else 0
-        return [*range(a, b + 1), *range(a + width + 1, b + width + 2)]
+        return cut_instants(a, b, width, t0)
     if isinstance(window, LandmarkWindow):
-        start = t0 if window.t0 is None else window.t0
-        return range(max(a, start), b + 1) if b >= start else []
+        return cut_instants(a, b, None, t0 if window.t0 is None else window.t0)
     return [a, b, b + 1]

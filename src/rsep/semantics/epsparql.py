@@ -28,21 +28,11 @@ choices where the paper is silent are listed there too.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
-from pyoxigraph import (
-    BlankNode,
-    Literal,
-    NamedNode,
-    QuerySolutions,
-    QueryTriples,
-    Store,
-    Triple,
-)
+from pyoxigraph import Literal, Triple
 
 from rsep.algebra.events import (
     And,
@@ -56,12 +46,18 @@ from rsep.algebra.events import (
     StreamBgp,
     Within,
 )
+from rsep.algebra.occurrences import (
+    Slot,
+    TriplePatterns,
+    Variable,
+    choose,
+    derived_triples,
+    sigma,
+)
 from rsep.algebra.plan import Construct, EventJoin, Plan
 from rsep.errors import UserError
 from rsep.rdf.event import Event
-from rsep.rdf.sparql import STRING_OR_IRI
-from rsep.rdf.terms import XSD, Term
-from rsep.rdf.time import ms_to_datetime
+from rsep.rdf.terms import Term
 from rsep.semantics.dataset import StreamingDataset
 from rsep.semantics.event_mapping import EventMapping, Mu, compatible_pairs
 from rsep.semantics.store import GraphMatcher
@@ -116,83 +112,16 @@ def occurrences(events: Iterable[Event]) -> frozenset[Occurrence]:
 
 # BGP ----------------------------------------------------------------------------------
 
-_MARKER = "urn:rsep:epsparql:variable:"
-"""Variables are substituted by IRIs under this stem to read a pattern's triples back."""
 
+def _key(matcher: GraphMatcher) -> Callable[[Term], object]:
+    """What matching compares: a literal's form as pyoxigraph stores it, any other term
+    itself (as the rest of the oracle matches, store.py)."""
+    forms = matcher.forms
 
-@dataclass(frozen=True)
-class _Var:
-    """A variable in a triple pattern; ``distinguished`` is false for a blank node of the
-    pattern, which footnote 4 reads as a non-distinguished variable."""
+    def key(term: Term) -> object:
+        return forms.stored_form(term) if isinstance(term, Literal) else term
 
-    name: str
-    distinguished: bool = True
-
-
-_Slot = Term | _Var
-
-
-@dataclass(frozen=True)
-class TriplePatterns:
-    """The triple patterns of a list of triples (a BGP's ``P``, or a CONSTRUCT template
-    ``P_q``), read back from pyoxigraph: the pattern is used as a CONSTRUCT template with
-    every variable bound to a marker IRI, so SPARQL's own parser expands ``;``, ``,``,
-    ``a`` and prefixed names. Its blank nodes are non-distinguished variables (footnote 4);
-    in a template, fresh per solution."""
-
-    triples: tuple[tuple[_Slot, _Slot, _Slot], ...]
-    variables: frozenset[str]
-
-    @classmethod
-    def parse(cls, text: str, where: str) -> TriplePatterns:
-        """The triple patterns of the group ``text`` (``{ … }``); a
-        :class:`~rsep.errors.UserError` naming ``where`` if the group is not a list of
-        triples."""
-        store = Store()
-        try:
-            selected = store.query(f"SELECT * WHERE {text}")
-            if not isinstance(selected, QuerySolutions):  # pragma: no cover - a SELECT
-                raise TypeError("a SELECT query returned no solutions")
-            names = [v.value for v in selected.variables]
-            markers = " ".join(f"<{_MARKER}{n}>" for n in names)
-            values = f"VALUES ({' '.join('?' + n for n in names)}) {{ ({markers}) }}"
-            built = store.query(f"CONSTRUCT {text} WHERE {{ {values if names else ''} }}")
-        except SyntaxError as exc:
-            raise UserError(
-                f"{where} is not a list of triple patterns (EP-SPARQL Sect. 4.2 defines "
-                f"BGP, Join, Union, LeftJoin, Filter and the temporal joins): "
-                f"{' '.join(text.split())} ({exc})"
-            ) from None
-        if not isinstance(built, QueryTriples):  # pragma: no cover - a CONSTRUCT
-            raise TypeError("a CONSTRUCT query returned no triples")
-        found = sorted(built, key=_shape)
-        blanks: dict[BlankNode, _Var] = {}
-
-        def slot(term: Term) -> _Slot:
-            if isinstance(term, NamedNode) and term.value.startswith(_MARKER):
-                return _Var(term.value.removeprefix(_MARKER))
-            if isinstance(term, BlankNode):
-                return blanks.setdefault(term, _Var(f"_b{len(blanks)}", distinguished=False))
-            return term
-
-        triples = tuple((slot(x.subject), slot(x.predicate), slot(x.object)) for x in found)
-        return cls(triples, frozenset(names))
-
-
-def _shape(triple: Triple) -> str:
-    """A triple's text with blank nodes blanked: the order in which a pattern's blank
-    nodes are numbered, the same in every run."""
-    parts = ("_" if isinstance(t, BlankNode) else str(t) for t in triple)
-    return " ".join(parts)
-
-
-def _same(constant: Term, term: Term, matcher: GraphMatcher) -> bool:
-    """Whether ``term`` matches ``constant``: RDF term equality, with literals compared in
-    the form pyoxigraph stores them (as the rest of the oracle matches, store.py)."""
-    if isinstance(constant, Literal) and isinstance(term, Literal):
-        forms = matcher.forms
-        return forms.stored_form(constant) == forms.stored_form(term)
-    return constant == term
+    return key
 
 
 class _Index:
@@ -204,10 +133,10 @@ class _Index:
         for occurrence in self.all:
             self.by_predicate.setdefault(occurrence.triple.predicate, []).append(occurrence)
 
-    def candidates(self, predicate: _Slot, binding: Mapping[str, Term]) -> list[Occurrence]:
-        if isinstance(predicate, _Var):
+    def candidates(self, predicate: Slot, binding: Mapping[str, Term]) -> list[Occurrence]:
+        if isinstance(predicate, Variable):
             predicate = binding.get(predicate.name, predicate)
-        if isinstance(predicate, _Var):
+        if isinstance(predicate, Variable):
             return self.all
         return self.by_predicate.get(predicate, [])
 
@@ -239,21 +168,7 @@ def bgp(
         old, new = _Index(o for o in stream if o not in delta), _Index(delta)
         pools = [[old] * k + [new] + [everything] * (count - k - 1) for k in range(count)]
     found: set[EventMapping] = set()
-
-    def unify(
-        pattern: tuple[_Slot, _Slot, _Slot], triple: Triple, binding: dict[str, Term]
-    ) -> dict[str, Term] | None:
-        out = binding
-        for slot, term in zip(pattern, triple, strict=True):
-            if isinstance(slot, _Var):
-                bound = out.get(slot.name)
-                if bound is None:
-                    out = {**out, slot.name: term}
-                elif not _same(bound, term, matcher):
-                    return None
-            elif not _same(slot, term, matcher):
-                return None
-        return out
+    key = _key(matcher)
 
     def extend(
         pool: list[_Index], index: int, binding: dict[str, Term], chosen: dict[Triple, Occurrence]
@@ -267,13 +182,9 @@ def bgp(
             return
         pattern = patterns.triples[index]
         for occurrence in pool[index].candidates(pattern[1], binding):
-            unified = unify(pattern, occurrence.triple, binding)
-            if unified is None:
-                continue
-            taken = chosen.get(occurrence.triple)
-            if taken is not None and taken != occurrence:
-                continue  # one occurrence per triple of the set μ(P)
-            extend(pool, index + 1, unified, {**chosen, occurrence.triple: occurrence})
+            taken = choose(pattern, occurrence, binding, chosen, key)
+            if taken is not None:
+                extend(pool, index + 1, *taken)
 
     for pool in pools:
         extend(pool, 0, {}, {})
@@ -281,37 +192,6 @@ def bgp(
 
 
 # Filter and σ ---------------------------------------------------------------------------
-
-
-_TIME_FUNCTION = re.compile(
-    STRING_OR_IRI + r"|\bget(DURATION|STARTTIME|ENDTIME)\s*\(\s*\)",
-    re.IGNORECASE,
-)
-
-
-def _duration(ms: int) -> str:
-    seconds = str(ms // 1000) if ms % 1000 == 0 else f"{ms // 1000}.{ms % 1000:03d}"
-    return f'"PT{seconds}S"^^<{XSD}duration>'
-
-
-def _datetime(ms: int) -> str:
-    return f'"{ms_to_datetime(ms)}"^^<{XSD}dateTime>'
-
-
-def sigma(expression: str, t_alpha: int, t_omega: int) -> str:
-    """``σ_{tα tω}(F)`` (Sect. 4.2): ``F`` with ``getDURATION()`` replaced by ``tω - tα``
-    (an ``xsd:duration``, Sect. 4.1), ``getSTARTTIME()`` by ``tα`` and ``getENDTIME()`` by
-    ``tω`` (``xsd:dateTime``); strings and IRIs in ``F`` are left alone."""
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(1) is not None:
-            return match.group(1)
-        name = match.group(2).upper()
-        if name == "DURATION":
-            return _duration(t_omega - t_alpha)
-        return _datetime(t_alpha if name == "STARTTIME" else t_omega)
-
-    return _TIME_FUNCTION.sub(replace, expression)
 
 
 def _holds(
@@ -516,27 +396,10 @@ def _derive(
     binds every variable of ``P_q``. A blank node of ``P_q`` is one fresh blank node per
     rule and solution, the same in every round (so the iteration ends)."""
     mu = _extend(m.mu, rule.expressions, matcher)
-    if not template.variables <= mu.domain:
-        return []
-    digest = hashlib.sha1(
-        repr((sorted(mu.text().items()), m.t1, m.t2)).encode(), usedforsecurity=False
-    ).hexdigest()[:16]
-
-    def term(slot: _Slot) -> Term:
-        if isinstance(slot, _Var):
-            if slot.distinguished:
-                return mu[slot.name]
-            return BlankNode(f"ep{index}{slot.name.lstrip('_')}x{digest}")
-        return slot
-
-    out = []
-    for s, p, o in template.triples:
-        try:
-            triple = Triple(term(s), term(p), term(o))  # type: ignore[arg-type]
-        except TypeError:
-            continue  # a literal as subject or predicate: no RDF triple (SPARQL sec. 16.2)
-        out.append(Occurrence(triple, m.t1, m.t2))
-    return out
+    return [
+        Occurrence(triple, m.t1, m.t2)
+        for triple in derived_triples(index, template, mu, m.t1, m.t2)
+    ]
 
 
 # The evaluator ----------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
 
 from pyoxigraph import Triple
 
@@ -41,6 +40,7 @@ from rsep.algebra.events import (
     EventPattern,
     First,
     GraphPatternRef,
+    InputUnit,
     Last,
     Match,
     SelectionPolicy,
@@ -104,25 +104,6 @@ def before(t3: int, active: WindowFunction) -> WindowFunction:
     the active window of ``μ2(E1)``, which keeps the items before ``t3``. The timeline starts
     at 0 (Sect. 3.1, ``t_i ∈ ℕ``), so nothing is kept before 0."""
     return Composed(IntervalWindow(0, max(t3 - 1, -1)), active)
-
-
-class InputUnit(Enum):
-    """What a consumption policy consumes (RSEP-QL Def. 8-10).
-
-    - ``TRIPLE``: the definitions' sets: ``I_i(w_j) ⊆ SDS_{w_j}(t_i)`` and ``Δ_i(w_j) =
-      SDS_{w_j}(t_i) ∖ SDS_{w_j}(t_{i-1})`` are sets of triples, so a consumed triple is gone
-      from every item of the window that holds it, and a triple that arrives again while the
-      window still holds it is not new (Def. 8-9 literally; the default);
-    - ``OCCURRENCE``: the triple of one stream item ``(G_k, t_k)``, as Sect. 2 and Example
-      11 describe consumption ("stream items that contribute to an answer", "the new coming
-      triple (:b1 :q :c1)" at 10, which the set of Def. 9 does not count as new).
-    """
-
-    TRIPLE = "triple"
-    OCCURRENCE = "occurrence"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, order=True)
