@@ -15,21 +15,14 @@ the first M and their results compared there. Prints events per second.
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
-import time
-from collections.abc import Mapping, Sequence
 
+from engine_common import arguments, compare, print_header
 from pyoxigraph import NamedNode, Triple
 
 from rsep.algebra.compile import compile_query
-from rsep.algebra.plan import Plan
-from rsep.engine import incremental_query
 from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
-from rsep.rdf.results import Result
-from rsep.semantics import evaluate
 
 EX = "http://example.org/"
 S, T, MAP = EX + "s", EX + "t", EX + "map"
@@ -98,49 +91,17 @@ def city_map() -> frozenset[Triple]:
     return frozenset(triples)
 
 
-def canonical(results: Sequence[Result]) -> list[str]:
-    return sorted(json.dumps(r.to_json(), sort_keys=True) for r in results)
-
-
-def run_engine(
-    plan: Plan, events: Sequence[Event], graphs: Mapping[str, frozenset[Triple]]
-) -> tuple[float, list[Result]]:
-    query = incremental_query(plan, graphs)
-    start = time.perf_counter()
-    out: list[Result] = []
-    for i in range(0, len(events), 50):
-        out += query.push(events[i : i + 50])
-    out += query.finish()
-    return time.perf_counter() - start, out
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--oracle-events", type=int, default=300)
-    args = parser.parse_args()
+    count, oracle_count = arguments(__doc__ or "", 300)
     dialect = get_dialect("cqelscep")
-    events = stream(args.events)
-    prefix = events[: args.oracle_events]
+    events = stream(count)
+    prefix = events[:oracle_count]
     graphs = {MAP: city_map()}
     streams = StreamSet(Stream(s, tuple(e for e in prefix if e.stream == s)) for s in (S, T))
-    print(
-        f"{'query':<24} {'engine ev/s':>12} {'(N)':>6} {'engine ev/s':>12} "
-        f"{'oracle ev/s':>12} {'(M)':>5} {'speed-up':>9} {'results':>8} equal"
-    )
+    print_header(24)
     for name, text in QUERIES.items():
         plan = compile_query(parse_query(text, dialect, prefixes=PREFIXES), dialect)
-        seconds, _ = run_engine(plan, events, graphs)
-        small, found = run_engine(plan, prefix, graphs)
-        start = time.perf_counter()
-        expected = list(evaluate(plan, streams, graphs))  # type: ignore[arg-type]
-        oracle = time.perf_counter() - start
-        equal = canonical(found) == canonical(expected)
-        print(
-            f"{name:<24} {len(events) / seconds:>12.0f} {len(events):>6} "
-            f"{len(prefix) / small:>12.0f} {len(prefix) / oracle:>12.1f} {len(prefix):>5} "
-            f"{oracle / small:>8.0f}x {len(expected):>8} {equal}"
-        )
+        compare(name, plan, events, prefix, graphs=graphs, streams=streams, width=24)
 
 
 if __name__ == "__main__":

@@ -13,20 +13,14 @@ first M and their results compared there. Prints events per second.
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
-import time
-from collections.abc import Sequence
 
+from engine_common import arguments, compare, print_header
 from pyoxigraph import Literal, NamedNode, Triple
 
 from rsep.algebra.compile import compile_query
-from rsep.engine import incremental_query
 from rsep.lang import get_dialect, parse_query
-from rsep.rdf.event import Event, StreamSet
-from rsep.rdf.results import Result
-from rsep.semantics import evaluate
+from rsep.rdf.event import Event
 
 EX = "http://example.org/"
 S = EX + "S"
@@ -63,45 +57,15 @@ def stream(count: int, seed: int = 7) -> list[Event]:
     return events
 
 
-def canonical(results: Sequence[Result]) -> list[str]:
-    return sorted(json.dumps(r.to_json(), sort_keys=True) for r in results)
-
-
-def run_engine(plan: object, events: Sequence[Event]) -> tuple[float, list[Result]]:
-    query = incremental_query(plan)  # type: ignore[arg-type]
-    start = time.perf_counter()
-    out: list[Result] = []
-    for i in range(0, len(events), 50):
-        out += query.push(events[i : i + 50])
-    out += query.finish()
-    return time.perf_counter() - start, out
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--oracle-events", type=int, default=300)
-    args = parser.parse_args()
+    count, oracle_count = arguments(__doc__ or "", 300)
     dialect = get_dialect("epsparql")
-    events = stream(args.events)
-    prefix = events[: args.oracle_events]
-    print(
-        f"{'query':<20} {'engine ev/s':>12} {'(N)':>6} {'engine ev/s':>12} "
-        f"{'oracle ev/s':>12} {'(M)':>5} {'speed-up':>9} equal"
-    )
+    events = stream(count)
+    prefix = events[:oracle_count]
+    print_header(20, results=False)
     for name, text in QUERIES.items():
         plan = compile_query(parse_query(text, dialect, prefixes={"": EX}), dialect)
-        seconds, _ = run_engine(plan, events)
-        small, found = run_engine(plan, prefix)
-        start = time.perf_counter()
-        expected = list(evaluate(plan, StreamSet.from_events(prefix)))
-        oracle = time.perf_counter() - start
-        equal = canonical(found) == canonical(expected)
-        print(
-            f"{name:<20} {len(events) / seconds:>12.0f} {len(events):>6} "
-            f"{len(prefix) / small:>12.0f} {len(prefix) / oracle:>12.1f} {len(prefix):>5} "
-            f"{oracle / small:>8.0f}x {equal}"
-        )
+        compare(name, plan, events, prefix, width=20, results=False)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,10 @@ events per CPU-second (process time: the machine is shared, wall-clock would mea
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import time
-from collections.abc import Sequence
 
+from engine_common import arguments, compare, print_header
 from pyoxigraph import Literal, NamedNode, Triple
 
 from rsep.algebra.events import (
@@ -37,11 +35,7 @@ from rsep.algebra.params import Parameters, Source
 from rsep.algebra.plan import Dataset, EventJoin, Plan, Select
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import LandmarkWindow, NamedWindow, PresentRule, TimeWindow
-from rsep.engine import incremental_query
 from rsep.rdf.event import Event as Item
-from rsep.rdf.event import StreamSet
-from rsep.rdf.results import Result
-from rsep.semantics import evaluate
 
 EX = "http://example.org/"
 S = EX + "S"
@@ -111,44 +105,15 @@ GRAPHS = {
 }
 
 
-def canonical(results: Sequence[Result]) -> list[str]:
-    return sorted(json.dumps(r.to_json(), sort_keys=True) for r in results)
-
-
-def run_engine(plan: Plan, events: Sequence[Item]) -> tuple[float, list[Result]]:
-    graphs = GRAPHS if plan.dataset.named_graphs else None
-    query = incremental_query(plan, graphs)
-    start = time.process_time()
-    out: list[Result] = []
-    for i in range(0, len(events), 50):
-        out += query.push(events[i : i + 50])
-    out += query.finish()
-    return time.process_time() - start, out
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--oracle-events", type=int, default=1000)
-    args = parser.parse_args()
-    events = stream(args.events)
-    prefix = events[: args.oracle_events]
-    print(
-        f"{'query':<16} {'engine ev/s':>12} {'(N)':>6} {'engine ev/s':>12} "
-        f"{'oracle ev/s':>12} {'(M)':>5} {'speed-up':>9} {'results':>8} equal"
-    )
+    count, oracle_count = arguments(__doc__ or "", 1000)
+    events = stream(count)
+    prefix = events[:oracle_count]
+    print_header(16)
     for name, plan in queries().items():
-        seconds, _ = run_engine(plan, events)
-        small, found = run_engine(plan, prefix)
         graphs = GRAPHS if plan.dataset.named_graphs else None
-        start = time.process_time()
-        expected = list(evaluate(plan, StreamSet.from_events(prefix), graphs))
-        oracle = time.process_time() - start
-        equal = canonical(found) == canonical(expected)
-        print(
-            f"{name:<16} {len(events) / seconds:>12.0f} {len(events):>6} "
-            f"{len(prefix) / small:>12.0f} {len(prefix) / oracle:>12.1f} {len(prefix):>5} "
-            f"{oracle / small:>8.1f}x {len(expected):>8} {equal}"
+        compare(
+            name, plan, events, prefix, graphs=graphs, clock=time.process_time, width=16, digits=1
         )
 
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import pickle
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
+import driving
 import pytest
+from driving import ONE_BATCH, Driver, canonical
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import NamedNode, RdfFormat, Triple, Variable, parse
@@ -54,11 +56,9 @@ from rsep.errors import UserError
 from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.formats import read_events
-from rsep.rdf.results import Result
 from rsep.rdf.sparql import Mu
 from rsep.rdf.time import TimeUnit
 from rsep.semantics import cqelscep as oracle_ops
-from rsep.semantics import evaluate
 from rsep.semantics.event_mapping import EventMapping
 from rsep.semantics.graph import read_graph
 
@@ -97,11 +97,6 @@ def compiled(text: str) -> Plan:
 # Running both ------------------------------------------------------------------------------
 
 
-def canonical(results: Iterable[Result]) -> list[str]:
-    """Results as sorted JSON lines: a multiset, comparable across engines."""
-    return sorted(json.dumps(r.to_json(), sort_keys=True) for r in results)
-
-
 def streamset(plan: Plan, events: Sequence[Event]) -> StreamSet:
     """Every stream the plan's windows read (empty ones too: the oracle needs them), each
     in the order of its items' starts (a ``Stream`` is ordered so)."""
@@ -115,60 +110,20 @@ def streamset(plan: Plan, events: Sequence[Event]) -> StreamSet:
 def oracle(
     plan: Plan, events: Sequence[Event], graphs: Mapping[str, frozenset[Triple]] | None = None
 ) -> list[str]:
-    """The oracle's results (``rsep.semantics.evaluate``), canonical."""
-    return canonical(evaluate(plan, streamset(plan, events), dict(graphs or {})))  # type: ignore[arg-type]
+    """The oracle's results (``rsep.semantics.evaluate``) over every stream the plan reads,
+    canonical."""
+    return driving.oracle(plan, streamset(plan, events), graphs)
 
 
-@dataclass(frozen=True)
-class Driver:
-    """How the engine is fed: batch sizes (cycled), where the watermark advances (a
-    fraction of the room before the next event), where the query is pickled and read back."""
-
-    batches: tuple[int, ...] = ()
-    advances: tuple[float | None, ...] = ()
-    pickles: tuple[bool, ...] = ()
-
-
-def engine(
-    plan: Plan,
-    events: Sequence[Event],
-    graphs: Mapping[str, frozenset[Triple]] | None = None,
-    driver: Driver = Driver(),
-) -> list[Result]:
-    """The engine's results, checking the contract on the way: results in time order,
-    none after the watermark."""
-    query = incremental_query(plan, graphs)
-    assert isinstance(query, CqelscepQuery)
-    out: list[Result] = []
-    position, step = 0, 0
-    sizes = list(driver.batches) or [len(events) or 1]
-    while position < len(events):
-        batch = events[position : position + sizes[step % len(sizes)]]
-        position += len(batch)
-        out += query.push(batch)
-        advance = driver.advances[step] if step < len(driver.advances) else None
-        if advance is not None:
-            last = batch[-1].t_end
-            following = events[position].t_end if position < len(events) else last + 20
-            if following > last:
-                mark = last + int(advance * (following - 1 - last))
-                found = query.advance(mark)
-                assert all(r.time <= mark for r in found)
-                out += found
-        if step < len(driver.pickles) and driver.pickles[step]:
-            query = pickle.loads(pickle.dumps(query))
-        step += 1
-    out += query.finish()
-    times = [r.time for r in out]
-    assert times == sorted(times), "results out of time order"
-    return out
+engine = partial(driving.engine, expect=CqelscepQuery)
+"""The engine's results (``driving.engine``), from the CQELS-CEP evaluator."""
 
 
 def same(
     plan: Plan,
     events: Sequence[Event],
     graphs: Mapping[str, frozenset[Triple]] | None = None,
-    driver: Driver = Driver(),
+    driver: Driver = ONE_BATCH,
 ) -> list[str]:
     """The engine's results equal the oracle's, fed in one batch and one event at a time
     with pickling; returns them."""

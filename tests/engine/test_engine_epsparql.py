@@ -11,26 +11,27 @@ would drive it; results must equal the oracle's: same times, bindings and interv
 from __future__ import annotations
 
 import json
-import pickle
 import random
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "semantics"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import driving
 import test_semantics_epsparql as paper
+from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed
 from semantics_data import EX, expand
-from test_nfa_runtime import Driver, canonical, drivers
+from test_nfa_runtime import drivers
 
 from rsep.algebra.events import (
     And,
@@ -58,12 +59,10 @@ from rsep.algebra.plan import (
 )
 from rsep.engine import incremental_query
 from rsep.engine.epsparql import EpsparqlQuery, Rule, sigma
-from rsep.engine.query import IncrementalQuery
 from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
-from rsep.rdf.results import Result
 from rsep.rdf.terms import XSD
-from rsep.semantics import ContinuousQuery, evaluate
+from rsep.semantics import ContinuousQuery
 from rsep.semantics import epsparql as oracle_epsparql
 
 S = paper.S
@@ -76,10 +75,9 @@ SECOND = paper.SECOND
 
 def oracle(plan: Plan, events: Sequence[Event], rules: Sequence[Rule] = ()) -> list[str]:
     """The oracle's results, canonical; ``rules`` become the oracle's own rules."""
-    streams = StreamSet.from_events(events)
     if not rules:
-        return canonical(evaluate(plan, streams))
-    query = ContinuousQuery(plan, streams)
+        return driving.oracle(plan, events)
+    query = ContinuousQuery(plan, StreamSet.from_events(events))
     assert isinstance(query.events, oracle_epsparql.EpsparqlEvaluation)
     query.events = oracle_epsparql.EpsparqlEvaluation(
         query.plan,
@@ -90,49 +88,16 @@ def oracle(plan: Plan, events: Sequence[Event], rules: Sequence[Rule] = ()) -> l
     return canonical(r for answer in query.answers() for r in answer.results)
 
 
-def feed(
-    make: Callable[[], IncrementalQuery], events: Sequence[Event], driver: Driver | None = None
-) -> list[Result]:
-    """The engine's results, fed as ``driver`` says (batch sizes cycled, watermark advanced
-    a fraction of the room before the next event, pickled and read back); checks the
-    contract on the way: results in time order, none after the watermark."""
-    driver = driver or Driver()
-    query = make()
-    out: list[Result] = []
-    position, step = 0, 0
-    sizes = list(driver.batches) or [len(events)]
-    while position < len(events):
-        batch = list(events[position : position + sizes[step % len(sizes)]])
-        position += len(batch)
-        out += query.push(batch)
-        advance = driver.advances[step] if step < len(driver.advances) else None
-        if advance is not None and batch:
-            last = batch[-1].t_end
-            following = events[position].t_end if position < len(events) else last + 20
-            if following > last:
-                mark = last + int(advance * (following - 1 - last))
-                found = query.advance(mark)
-                assert all(r.time <= mark for r in found)
-                out += found
-        if step < len(driver.pickles) and driver.pickles[step]:
-            query = pickle.loads(pickle.dumps(query))
-        step += 1
-    out += query.finish()
-    times = [r.time for r in out]
-    assert times == sorted(times), "results out of time order"
-    return out
-
-
 def engine(
     plan: Plan,
     events: Sequence[Event],
     driver: Driver | None = None,
     rules: Sequence[Rule] = (),
 ) -> list[str]:
-    """The engine's results, canonical (the dispatcher's evaluator without rules)."""
-    if rules:
-        return canonical(feed(lambda: EpsparqlQuery(plan, rules=rules), events, driver))
-    return canonical(feed(lambda: incremental_query(plan), events, driver))
+    """The engine's results, fed as ``driver`` says (``driving.feed``), canonical (the
+    dispatcher's evaluator without rules)."""
+    query = EpsparqlQuery(plan, rules=rules) if rules else incremental_query(plan)
+    return canonical(feed(query, events, driver or ONE_BATCH)[0])
 
 
 BATCHES = (Driver(), Driver(batches=(1,)), Driver(batches=(2,), pickles=(True,) * 40))
@@ -424,16 +389,6 @@ def differential(family: str, seed: int, codes: list[int], driver: Driver) -> No
     SEEN[family] += 1
 
 
-FAST = settings(
-    max_examples=1000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-SLOW = settings(
-    max_examples=10_000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 ALL_FAMILIES = [*FAMILIES, "closure"]
 NORMAL_FAMILIES = [f for f in ALL_FAMILIES if f != "mixed"]
 """The normal run leaves out ``mixed`` (every family's operands are random trees of every

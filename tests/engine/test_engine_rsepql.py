@@ -11,22 +11,23 @@ Answers are compared instant by instant as multisets (MATCH's answer is a bag, S
 
 from __future__ import annotations
 
-import pickle
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from random import Random
+from typing import TypedDict, Unpack
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "semantics"))
 
 import test_semantics_rsepql_events as paper
+from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed
 from semantics_data import EX, S_RSEPQL, parameters, pattern, short
 
 from rsep.algebra.compile import compile_query
@@ -63,57 +64,21 @@ from rsep.semantics import rsepql as oracle_rsepql
 # Running the engine and the oracle ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Driver:
-    """How the engine is fed: batch sizes (cycled; one batch when none), the watermark
-    advance after each batch (a fraction of the room before the next event, ``None`` for
-    none), and after which batches the query is pickled and read back."""
-
-    batches: tuple[int, ...] = ()
-    advances: tuple[float | None, ...] = ()
-    pickles: tuple[bool, ...] = ()
-
-
 def run_engine(
     plan: Plan,
     streams: Sequence[Stream],
     graphs: Mapping[str, frozenset[Triple]] | None = None,
-    driver: Driver = Driver(),
+    driver: Driver = ONE_BATCH,
     *,
     unit: InputUnit = InputUnit.TRIPLE,
     start: int | None = None,
     until: int | None = None,
 ) -> tuple[list[Result], int | None]:
-    """The engine's results fed as ``driver`` says, and the last watermark. Checks the
-    contract on the way: results in time order, none after the watermark it was given."""
+    """The engine's results fed as ``driver`` says (``driving.feed``: the streams
+    interleave, so a watermark not past the last one is skipped), and the last watermark."""
     query = RsepqlQuery(plan, graphs, unit=unit, start=start)
     events = StreamSet(streams).events()
-    out: list[Result] = []
-    watermark: int | None = None
-    sizes = list(driver.batches) or [max(1, len(events))]
-    position = step = 0
-    while position < len(events):
-        batch = events[position : position + sizes[step % len(sizes)]]
-        position += len(batch)
-        out += query.push(batch)
-        advance = driver.advances[step] if step < len(driver.advances) else None
-        if advance is not None:
-            last = batch[-1].t_end
-            following = events[position].t_end if position < len(events) else last + 6
-            if following > last:
-                mark = last + int(advance * (following - 1 - last))
-                if watermark is None or mark > watermark:
-                    watermark = mark
-                    found = query.advance(mark)
-                    assert all(r.time <= mark for r in found)
-                    out += found
-        if step < len(driver.pickles) and driver.pickles[step]:
-            query = pickle.loads(pickle.dumps(query))
-        step += 1
-    out += query.finish(until)
-    times = [r.time for r in out]
-    assert times == sorted(times), "results out of time order"
-    return out, watermark
+    return feed(query, events, driver, room=6, rising=True, until=until)
 
 
 def run_oracle(
@@ -141,20 +106,20 @@ def run_oracle(
     return [r for answer in query.answers(start, until) for r in answer.results]
 
 
-def canonical(results: Sequence[Result]) -> list[tuple[int, str]]:
-    """Results as sortable rows: time and JSON text."""
-    return sorted((r.time, repr(r.to_json())) for r in results)
+class Options(TypedDict, total=False):
+    """What both runs are given besides the input: the input unit, start and end."""
+
+    unit: InputUnit
+    start: int | None
+    until: int | None
 
 
 def assert_same(
     plan: Plan,
     streams: Sequence[Stream],
     graphs: Mapping[str, frozenset[Triple]] | None = None,
-    driver: Driver = Driver(),
-    *,
-    unit: InputUnit = InputUnit.TRIPLE,
-    start: int | None = None,
-    until: int | None = None,
+    driver: Driver = ONE_BATCH,
+    **options: Unpack[Options],
 ) -> list[Result]:
     """The engine (fed as ``driver`` says) and the oracle give the same results, or both
     refuse the input with a :class:`UserError`; returns the engine's."""
@@ -162,15 +127,11 @@ def assert_same(
     mine: list[Result] = []
     watermark = None
     try:
-        mine, watermark = run_engine(
-            plan, streams, graphs, driver, unit=unit, start=start, until=until
-        )
+        mine, watermark = run_engine(plan, streams, graphs, driver, **options)
     except UserError as exc:
         engine_error = exc
     try:
-        truth = run_oracle(
-            plan, streams, graphs, unit=unit, start=start, until=until, watermark=watermark
-        )
+        truth = run_oracle(plan, streams, graphs, **options, watermark=watermark)
     except UserError as exc:
         oracle_error = exc
         truth = []
@@ -670,17 +631,6 @@ def random_case(family: str, seed: int) -> Case:
 
 
 SEEDS = st.integers(0, 2**32 - 1)
-
-FAST = settings(
-    max_examples=1000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-SLOW = settings(
-    max_examples=10_000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 def differential(case: Case) -> None:

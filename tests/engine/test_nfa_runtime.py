@@ -10,16 +10,16 @@ and the watermark advances at random points, as Spark would drive it.
 
 from __future__ import annotations
 
-import json
 import pickle
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, engine, oracle
+from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 
@@ -48,7 +48,6 @@ from rsep.errors import BadRecords, OnError, UserError
 from rsep.lang import detect_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.formats import read_events
-from rsep.rdf.results import Result
 from rsep.semantics import evaluate
 from rsep.semantics.graph import read_graph
 from rsep.semantics.spaseq import find_matches
@@ -63,66 +62,7 @@ ANY, NEXT, STRICT = Strategy.SKIP_TILL_ANY, Strategy.SKIP_TILL_NEXT, Strategy.ST
 # Running both ----------------------------------------------------------------------------
 
 
-def canonical(results: Iterable[Result]) -> list[str]:
-    """Results as sorted JSON lines: a multiset, comparable across engines."""
-    return sorted(json.dumps(r.to_json(), sort_keys=True) for r in results)
-
-
-def oracle(
-    plan: Plan, events: Sequence[Event], graphs: Mapping[str, object] | None = None
-) -> list[str]:
-    """The oracle's results (``rsep.semantics.evaluate``), canonical."""
-    return canonical(evaluate(plan, StreamSet.from_events(events), graphs or {}))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class Driver:
-    """How the engine is fed: batch sizes, where the watermark advances (a fraction of
-    the room before the next event), where the query is pickled and read back."""
-
-    batches: tuple[int, ...] = ()
-    advances: tuple[float | None, ...] = ()
-    pickles: tuple[bool, ...] = ()
-
-
-def engine(
-    plan: Plan,
-    events: Sequence[Event],
-    graphs: Mapping[str, frozenset[Triple]] | None = None,
-    driver: Driver = Driver(),
-) -> list[Result]:
-    """The engine's results: events pushed in ``driver``'s batch sizes (cycled; one batch
-    when none given), the watermark advanced and the query pickled where it says. Checks the
-    contract on the way: results come in time order, none after the watermark."""
-    query = incremental_query(plan, graphs)
-    out: list[Result] = []
-    position = 0
-    sizes = list(driver.batches) or [len(events)]
-    step = 0
-    while position < len(events):
-        size = sizes[step % len(sizes)]
-        batch = events[position : position + size]
-        position += len(batch)
-        out += query.push(batch)
-        advance = driver.advances[step] if step < len(driver.advances) else None
-        if advance is not None and batch:
-            last = batch[-1].t_end
-            following = events[position].t_end if position < len(events) else last + 20
-            if following > last:
-                mark = last + int(advance * (following - 1 - last))
-                found = query.advance(mark)
-                assert all(r.time <= mark for r in found)
-                out += found
-        if step < len(driver.pickles) and driver.pickles[step]:
-            query = pickle.loads(pickle.dumps(query))
-        step += 1
-    out += query.finish()
-    times = [r.time for r in out]
-    assert times == sorted(times), "results out of time order"
-    return out
-
-
-def same(plan: Plan, events: Sequence[Event], driver: Driver = Driver()) -> list[str]:
+def same(plan: Plan, events: Sequence[Event], driver: Driver = ONE_BATCH) -> list[str]:
     """The engine's results equal the oracle's; returns them."""
     expected = oracle(plan, events)
     assert canonical(engine(plan, events, None, driver)) == expected
@@ -667,18 +607,6 @@ def differential(family: str, case: tuple[Plan, list[Event], Driver]) -> None:
     found = canonical(engine(plan, events, None, driver))
     assert found == expected, f"engine {found}\noracle {expected}"
     SEEN[family] += 1
-
-
-FAST = settings(
-    max_examples=1000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-SLOW = settings(
-    max_examples=10_000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
