@@ -293,6 +293,9 @@ def write_store_part(events: list[MappedEvent], output: Path, index: int) -> Non
         existing_data_behavior="overwrite_or_ignore",
         max_partitions=1_000_000,
         max_open_files=1024,
+        # rows keep the part's time order (the default lets threads reorder them, which
+        # split events and put a day's file out of time order)
+        preserve_order=True,
     )
 
 

@@ -1,0 +1,828 @@
+"""The benchmark harness behind ``rsep bench`` (issue 7, deliverable 3): one workload, one
+system, a sweep over the parameters SPAseq's evaluation varies (Sec. 8: window size,
+number of sequence steps, selection strategy, background KB size), each point measured in
+its own process for throughput (events/s, triples/s), peak memory (RSS of the process
+tree, sampled) and, in live mode, detection latency (p50, p99).
+
+Workloads (:data:`WORKLOADS`): ``stock-vshape``, the V shape of SPAseq UC4
+(:func:`rsep.workloads.baselines.vshape_query`) over the real NASDAQ bars of
+``../shared/data/stocks`` replicated to N events (:func:`rsep.workloads.replicate_bars`),
+or over synthetic bars (:func:`rsep.workloads.stock_bars`) when the sample is absent.
+
+Systems (:data:`SYSTEMS`): ``rsep`` (the incremental engine in this process, reading the
+N-Quads file or the Parquet event store: ``--source``), ``rsep-live`` (the same engine fed
+at a fixed rate, measuring detection latency), ``spark`` (``rsep.spark.replay``),
+``oracle`` (``rsep.semantics.evaluate``), ``naive`` (pyoxigraph per event and a Python
+matcher, :mod:`rsep.workloads.baselines`) and ``flink`` (PyFlink ``MATCH_RECOGNIZE`` in
+its own interpreter, :mod:`rsep.workloads.flink`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode, Triple
+
+from rsep.algebra.plan import Plan
+from rsep.errors import UserError
+from rsep.rdf.event import Event
+from rsep.rdf.results import Result, SelectResult
+from rsep.workloads.baselines import KB_GRAPH, PRED, Answer, VShape, vshape_query
+
+SYSTEMS = ("rsep", "rsep-live", "read", "spark", "oracle", "naive", "flink")
+"""The systems a point runs on (module docstring); ``read`` only reads the events (what
+rsep's end-to-end throughput can reach at most)."""
+SOURCES = ("nquads", "parquet")
+"""What the rsep engine reads: the N-Quads file or the columnar event store."""
+WORKLOADS = ("stock-vshape",)
+"""The workloads the harness knows."""
+SHARED = Path(os.environ.get("RSEP_SHARED", Path(__file__).resolve().parents[3].parent / "shared"))
+NASDAQ = tuple(
+    SHARED / "data" / "stocks" / "opencep_nasdaq_2008-02-01" / name
+    for name in ("NASDAQ_AAPL_AMZN_GOOG.txt", "NASDAQ_MEDIUM.txt")
+)
+"""The real bars replicated: 7 tickers of 2008-02-01 (3,017 bars a day)."""
+SP500 = (
+    Path(__file__).resolve().parents[3] / "examples" / "uc4-stock" / "data" / "sp500-sectors.ttl"
+)
+"""The S&P 500 names and sectors (examples/uc4-stock); companies it lacks get made-up ones."""
+FLINK_PYTHON = "RSEP_FLINK_PYTHON"
+"""Environment variable naming the interpreter that has PyFlink (``--flink-python``)."""
+TRIPLES_PER_BAR = 5
+"""Triples of one NASDAQ bar event (price, volume, open, high, low: ``nasdaq-bars``)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measurement to take: a workload of ``events`` events, one system, one pattern."""
+
+    workload: str
+    system: str
+    events: int
+    shape: VShape = field(default_factory=VShape)
+    kb_triples: int = 0
+    source: str = "nquads"
+    rate: int = 100_000
+    """rsep-live: triples per second fed to the engine."""
+
+    def label(self) -> str:
+        """The point's parameters, short, for tables and logs."""
+        return (
+            f"{self.system}/{self.source if self.system.startswith('rsep') else '-'} "
+            f"n={self.events:,} w={self.shape.window_ms // 60_000}min steps={self.shape.steps} "
+            f"{self.shape.strategy} kb={self.kb_triples:,}"
+        )
+
+
+@dataclass
+class Measurement:
+    """What one point measured (figures of the measured section only: the reading and
+    evaluation of the events, not the interpreter's start nor the data's preparation)."""
+
+    point: Point
+    events: int = 0
+    triples: int = 0
+    results: int = 0
+    seconds: float = 0.0
+    total_seconds: float = 0.0
+    """Wall-clock time of the whole process (start-up, JVM, imports included)."""
+    peak_rss_mib: float = 0.0
+    load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    latency_p50_ms: float | None = None
+    latency_p99_ms: float | None = None
+    note: str = ""
+    answers: list[Answer] = field(default_factory=list, repr=False)
+
+    @property
+    def events_per_second(self) -> float:
+        """Events per second of the measured section."""
+        return self.events / self.seconds if self.seconds else 0.0
+
+    @property
+    def triples_per_second(self) -> float:
+        """Triples per second of the measured section."""
+        return self.triples / self.seconds if self.seconds else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The measurement as JSON (``answers`` left out)."""
+        out = {k: v for k, v in asdict(self).items() if k != "answers"}
+        out["events_per_second"] = self.events_per_second
+        out["triples_per_second"] = self.triples_per_second
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Measurement:
+        """The inverse of :meth:`to_json`."""
+        raw = dict(data)
+        raw.pop("events_per_second", None)
+        raw.pop("triples_per_second", None)
+        raw["point"] = point_from_json(raw["point"])
+        raw["load"] = tuple(raw["load"])
+        return cls(**raw)
+
+
+def point_from_json(data: dict[str, Any]) -> Point:
+    """A :class:`Point` from its ``asdict`` form."""
+    raw = dict(data)
+    raw["shape"] = VShape(**raw["shape"])
+    return Point(**raw)
+
+
+# Data ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Data:
+    """A prepared workload: the CSV bars (Flink reads them), the same events as N-Quads
+    and as the Parquet event store (rsep reads them), the KB as N-Triples and as CSV."""
+
+    csv: Path
+    nquads: Path
+    store: Path
+    kb: Path
+    kb_csv: Path
+    events: int
+    triples: int
+
+
+def prepare(folder: Path, events: int, kb_triples: int = 0) -> Data:
+    """The stock workload of ``events`` bars in ``folder`` (made once, then reused): the
+    real NASDAQ bars replicated (synthetic bars when the sample is absent), then
+    :func:`prepare_bars`."""
+    from rsep.workloads.stock import write_bars, write_replicated_bars
+
+    folder.mkdir(parents=True, exist_ok=True)
+    real = all(path.exists() for path in NASDAQ)
+    csv = folder / (
+        f"NASDAQ_replicated_synthetic_{events}.txt"
+        if real
+        else f"NASDAQ_synthetic_seed0_{events}.txt"
+    )
+    if not csv.exists():
+        write_replicated_bars(NASDAQ, folder, events) if real else write_bars(folder, events)
+    return prepare_bars(csv, folder, kb_triples)
+
+
+def prepare_bars(csv: Path, folder: Path, kb_triples: int = 0) -> Data:
+    """The bars of ``csv`` (NASDAQ format) mapped with the shipped ``nasdaq-bars`` mapping in
+    this process into N-Quads and the Parquet event store in ``folder`` (once, then
+    reused), and a KB of at least ``kb_triples`` triples (the tickers' names and sectors,
+    then made-up companies)."""
+    from rsep.rdf.mapping import load_mapping
+    from rsep.spark.convert import map_file, write_store_part, write_text_part
+
+    folder.mkdir(parents=True, exist_ok=True)
+    nquads = folder / f"{csv.stem}.nq"
+    store = folder / f"{csv.stem}.store"
+    count_file = folder / f"{csv.stem}.count"
+    if not nquads.exists() or not store.exists() or not count_file.exists():
+        mapper = load_mapping("nasdaq-bars").bind()
+        mapped = []
+        for item in map_file(mapper, str(csv), csv.name):
+            if item[0] != "event":
+                raise UserError(f"{csv}:{item[1]}: {item[2]}")
+            mapped.append(item[2])
+        for target in (nquads, store):
+            tmp = target.with_name(target.name + ".tmp")
+            _remove(tmp)
+            if target is nquads:
+                write_text_part(mapped, tmp, 0, "nquads", None)
+            else:
+                write_store_part(mapped, tmp, 0)
+            _remove(target)
+            if target is nquads:
+                (tmp / "part-00000.nq").rename(target)
+                tmp.rmdir()
+            else:
+                tmp.rename(target)
+        count_file.write_text(str(len(mapped)), encoding="utf-8")
+        del mapped
+    events = int(count_file.read_text(encoding="utf-8"))
+    kb, kb_csv = write_kb(folder, csv, kb_triples)
+    return Data(csv, nquads, store, kb, kb_csv, events, events * TRIPLES_PER_BAR)
+
+
+def _remove(path: Path) -> None:
+    import shutil
+
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
+def _tickers(csv: Path) -> list[str]:
+    """The tickers of a bars file (first day is enough: replicas repeat it)."""
+    seen: dict[str, None] = {}
+    with csv.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle):
+            seen.setdefault(line.split(",", 1)[0], None)
+            if number > 20_000:
+                break
+    return list(seen)
+
+
+def write_kb(folder: Path, csv: Path, kb_triples: int) -> tuple[Path, Path]:
+    """The background KB (SPAseq Sec. 8.2, Question 2: names, sectors and made-up companies
+    up to ``kb_triples`` triples), as N-Triples for rsep and CSV for Flink."""
+    from pyoxigraph import RdfFormat, parse
+
+    names: dict[str, tuple[str, str]] = {}
+    if SP500.exists():
+        rows: dict[str, dict[str, str]] = {}
+        for quad in parse(path=str(SP500), format=RdfFormat.TURTLE):
+            if isinstance(quad.object, Literal):
+                rows.setdefault(quad.subject.value, {})[quad.predicate.value] = quad.object.value
+        for iri, row in rows.items():
+            if f"{PRED}name" in row and f"{PRED}sector" in row:
+                names[iri] = (row[f"{PRED}name"], row[f"{PRED}sector"])
+    kb: list[tuple[str, str, str]] = []
+    for ticker in _tickers(csv):
+        iri = f"http://example/company#{ticker}"
+        name, sector = names.get(iri, (f"{ticker} Inc. (made up)", "Information Technology"))
+        kb.append((iri, name, sector))
+    i = 0
+    while 2 * len(kb) < kb_triples:
+        kb.append((f"http://example/company#KB{i:07d}", f"Company {i} (made up)", "Industrials"))
+        i += 1
+    nt = folder / f"{csv.stem}.kb_{kb_triples}.nt"
+    table = folder / f"{csv.stem}.kb_{kb_triples}.csv"
+    if not nt.exists() or not table.exists():
+        with nt.open("w", encoding="utf-8") as out, table.open("w", encoding="utf-8") as rows_out:
+            for iri, name, sector in kb:
+                for pred, value in (("name", name), ("sector", sector)):
+                    out.write(f"<{iri}> <{PRED}{pred}> {Literal(value)} .\n")
+                ticker = iri.rsplit("#", 1)[1]
+                rows_out.write(f"{ticker},{_csv(name)},{_csv(sector)}\n")
+    return nt, table
+
+
+def _csv(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\n') else value
+
+
+def read_kb(path: Path) -> frozenset[Triple]:
+    """The KB file's triples."""
+    from pyoxigraph import RdfFormat, parse
+
+    return frozenset(
+        Triple(q.subject, q.predicate, q.object)
+        for q in parse(path=str(path), format=RdfFormat.N_TRIPLES)
+    )
+
+
+def read_store_events(path: Path) -> Iterator[Event]:
+    """The events of a one-stream Parquet event store, without Spark: its files in path
+    order (``day=YYYY-MM-DD`` partitions sort by time), each file's rows sorted by time and
+    event in pyarrow (``pyarrow.dataset.write_dataset`` does not keep row order unless
+    asked to: a file can hold rows out of order and an event's rows apart)."""
+    import pyarrow.dataset as ds
+
+    from rsep.spark.eventstore import COLUMNS, events_from_rows
+
+    dataset = ds.dataset(str(path), format="parquet", partitioning="hive")
+    columns = [c for c in COLUMNS if c != "day"]
+    fragments = sorted(dataset.get_fragments(), key=lambda fragment: fragment.path)
+
+    def rows() -> Iterator[tuple[str, str, int, int, str, str, str]]:
+        for fragment in fragments:
+            table = fragment.to_table(schema=dataset.schema, columns=columns)
+            table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
+            for batch in table.to_batches(max_chunksize=65_536):
+                yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
+
+    return events_from_rows(rows())
+
+
+def read_nquads_events(path: Path) -> Iterator[Event]:
+    """The events of the N-Quads file (:func:`rsep.rdf.formats.read_events`)."""
+    from rsep.rdf.formats import read_events
+
+    return read_events(path)
+
+
+# Answers ------------------------------------------------------------------------------------
+
+
+def answer_of(result: Result, steps: int) -> Answer:
+    """An rsep result of the V-shape query as an :class:`Answer`."""
+    if not isinstance(result, SelectResult):
+        raise UserError("the V-shape query answers with SELECT results")
+    b = result.bindings
+    company = b["company"]
+
+    def text(name: str) -> str:
+        term = b[name]
+        return term.value if isinstance(term, Literal | NamedNode) else str(term)
+
+    prices = tuple(float(text(f"p{i + 1}")) for i in range(steps))
+    iri = company.value if isinstance(company, NamedNode) else str(company)
+    return Answer(iri, prices, result.time, text("name"), text("sector"))
+
+
+# Measuring ----------------------------------------------------------------------------------
+
+
+class RssSampler:
+    """Peak resident memory of a process and its descendants, sampled from ``/proc`` every
+    ``every`` seconds by a thread (Linux; elsewhere ``ru_maxrss`` of this process)."""
+
+    def __init__(self, pid: int | None = None, every: float = 0.05) -> None:
+        self.pid = pid if pid is not None else os.getpid()
+        self.every = every
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> RssSampler:
+        self.peak = self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.sample())
+
+    @property
+    def peak_mib(self) -> float:
+        """The peak seen, in MiB."""
+        return self.peak / 2**20
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.peak = max(self.peak, self.sample())
+
+    def sample(self) -> int:
+        """Resident bytes of the process tree now."""
+        if not Path("/proc").is_dir():  # pragma: no cover - not Linux
+            import resource
+
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        children: dict[int, list[int]] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+        total, todo = 0, [self.pid]
+        page = os.sysconf("SC_PAGE_SIZE")
+        while todo:
+            pid = todo.pop()
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+            todo.extend(children.get(pid, []))
+        return total
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-quantile (0..1) of ``values``, nearest rank."""
+    if not values:
+        raise UserError("no values to take a percentile of")
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def measure(point: Point, data: Data) -> Measurement:
+    """Measure ``point`` over ``data`` in this process (the harness calls it in a child
+    process per point: :func:`run_point`). The measured section reads the events from
+    their file and evaluates the pattern; counts come from the answers."""
+    if point.system == "flink":
+        from rsep.workloads.flink import run_flink
+
+        return run_flink(point, data)
+    out = Measurement(point)
+    kb = read_kb(data.kb)
+    plan = _plan(point.shape)  # parsing and compiling the query is not in the measured time
+    if point.system == "spark":  # nor is starting the Spark session
+        from rsep.spark.session import get_session
+
+        get_session()
+    with RssSampler() as rss:
+        started = time.perf_counter()
+        if point.system == "rsep":
+            answers, events = _rsep_local(point, plan, data, kb)
+        elif point.system == "rsep-live":
+            answers, events, latencies = _rsep_live(point, plan, data, kb)
+            out.latency_p50_ms = percentile(latencies, 0.5) * 1000 if latencies else None
+            out.latency_p99_ms = percentile(latencies, 0.99) * 1000 if latencies else None
+        elif point.system == "read":
+            answers, events = [], sum(1 for _ in _source(point, data))
+        elif point.system == "spark":
+            answers, events = _spark(point, plan, data, kb)
+        elif point.system == "oracle":
+            answers, events = _oracle(point, plan, data, kb)
+        elif point.system == "naive":
+            answers, events = _naive(point, data, kb)
+        else:
+            raise UserError(f"unknown system {point.system!r}: {', '.join(SYSTEMS)}")
+        out.seconds = time.perf_counter() - started
+    out.events, out.triples = events, events * TRIPLES_PER_BAR
+    out.answers = sorted(set(answers), key=_order)
+    out.results = len(out.answers)
+    out.peak_rss_mib = rss.peak_mib
+    out.load = os.getloadavg()
+    return out
+
+
+def _order(answer: Answer) -> tuple[int, str, tuple[float, ...]]:
+    return answer.time, answer.company, answer.prices
+
+
+def _plan(shape: VShape) -> Plan:
+    from rsep.algebra.compile import compile_query
+    from rsep.lang import get_dialect, parse_query
+
+    dialect = get_dialect("spaseq")
+    return compile_query(parse_query(vshape_query(shape), dialect), dialect)
+
+
+class _Counted:
+    """Events passed through, counted (the engine never sees a list of them all)."""
+
+    def __init__(self, events: Iterable[Event]) -> None:
+        self.events = events
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Event]:
+        for event in self.events:
+            self.count += 1
+            yield event
+
+
+def _source(point: Point, data: Data) -> Iterator[Event]:
+    if point.source == "parquet":
+        return read_store_events(data.store)
+    if point.source == "nquads":
+        return read_nquads_events(data.nquads)
+    raise UserError(f"unknown source {point.source!r}: {', '.join(SOURCES)}")
+
+
+def _batches(events: Iterable[Event], size: int) -> Iterator[list[Event]]:
+    batch: list[Event] = []
+    for event in events:
+        batch.append(event)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _rsep_local(
+    point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
+) -> tuple[list[Answer], int]:
+    """The engine over the file, streamed: batches of 1,024 events, the watermark moved to
+    the last instant every batch completes (as ``rsep run --engine local``)."""
+    from rsep.engine import incremental_query
+
+    query = incremental_query(plan, {KB_GRAPH: kb})
+    counted = _Counted(_source(point, data))
+    results: list[Result] = []
+    pending: list[Event] = []
+    for batch in _batches(counted, 1024):
+        results += query.push(batch)
+        pending = batch
+        last = pending[-1].t_end
+        done = [e for e in batch if e.t_end < last]
+        if done:
+            results += query.advance(done[-1].t_end)
+    results += query.finish()
+    return [answer_of(r, point.shape.steps) for r in results], counted.count
+
+
+def _rsep_live(
+    point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
+) -> tuple[list[Answer], int, list[float]]:
+    """The engine fed at ``point.rate`` triples/s in micro-batches of what has arrived
+    (every 10 ms): an event's arrival is the wall-clock time it was due; an answer's
+    latency is its emission minus the arrival of the event that completed it (the last
+    event of its time, the earliest it can be final). Events are read before the clock
+    starts, so that the rate is the feed's, not the parser's."""
+    from rsep.engine import incremental_query
+
+    query = incremental_query(plan, {KB_GRAPH: kb})
+    events = list(_source(point, data))
+    per_event = TRIPLES_PER_BAR / point.rate
+    arrival: dict[int, float] = {}
+    latencies: list[float] = []
+    answers: list[Answer] = []
+    start = time.perf_counter()
+    i = 0
+
+    def emit(results: list[Result]) -> None:
+        now = time.perf_counter()
+        for result in results:
+            latencies.append(now - arrival[result.time])
+            answers.append(answer_of(result, point.shape.steps))
+
+    while i < len(events):
+        now = time.perf_counter()
+        due = min(len(events), int((now - start) / per_event) + 1)
+        if due <= i:
+            time.sleep(min(0.01, (i - (now - start) / per_event) * per_event))
+            continue
+        batch = events[i:due]
+        for k, event in enumerate(batch, i):
+            arrival[event.t_end] = start + k * per_event
+        emit(query.push(batch))
+        i = due
+        last = batch[-1].t_end
+        done = [e for e in batch if e.t_end < last]
+        if done:
+            emit(query.advance(done[-1].t_end))
+    emit(query.finish())
+    return answers, len(events), latencies
+
+
+def _spark(point: Point, plan: Plan, data: Data, kb: frozenset[Triple]) -> tuple[list[Answer], int]:
+    """``rsep.spark.replay`` over the N-Quads file or the event store (``--engine spark``);
+    :func:`measure` starts the session before the clock (its start-up is in
+    ``total_seconds``)."""
+    from rsep.spark.replay import run_on_spark
+
+    source = data.store if point.source == "parquet" else data.nquads
+    results = list(run_on_spark(plan, [source], {KB_GRAPH: kb}))
+    return [answer_of(r, point.shape.steps) for r in results], data.events
+
+
+def _oracle(
+    point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
+) -> tuple[list[Answer], int]:
+    """The oracle (``rsep.semantics.evaluate``) over the events read in full."""
+    from rsep.rdf.event import Stream, StreamSet
+    from rsep.semantics import evaluate
+
+    events = list(_source(point, data))
+    by_stream: dict[str, list[Event]] = {}
+    for event in events:
+        by_stream.setdefault(event.stream, []).append(event)
+    streams = StreamSet(Stream(iri, tuple(evs)) for iri, evs in by_stream.items())
+    results = evaluate(plan, streams, {KB_GRAPH: kb})
+    return [answer_of(r, point.shape.steps) for r in results], len(events)
+
+
+def _naive(point: Point, data: Data, kb: frozenset[Triple]) -> tuple[list[Answer], int]:
+    """The naive baseline (:func:`rsep.workloads.baselines.naive_vshape`)."""
+    from rsep.workloads.baselines import kb_store, naive_vshape
+
+    counted = _Counted(_source(point, data))
+    answers = list(naive_vshape(counted, kb_store(kb), point.shape))
+    return answers, counted.count
+
+
+# Points in child processes -------------------------------------------------------------------
+
+
+def run_point(point: Point, data: Data, timeout: float = 900.0) -> Measurement:
+    """Measure ``point`` in a fresh child process (its own interpreter, so peak memory and
+    imports are its own), sampling the RSS of the child's process tree; a point that
+    fails or runs past ``timeout`` seconds comes back with a note saying so."""
+    if point.system == "flink":
+        from rsep.workloads.flink import run_flink
+
+        return run_flink(point, data, timeout=timeout)
+    spec = json.dumps(
+        {"point": asdict(point), "data": {k: str(v) for k, v in asdict(data).items()}}
+    )
+    command = [sys.executable, "-m", "rsep.workloads.bench", spec]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with RssSampler(process.pid, every=0.1) as rss:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            return Measurement(point, note=f"stopped after {timeout:.0f} s", load=os.getloadavg())
+    total = time.perf_counter() - started
+    if process.returncode != 0:
+        tail = stderr.strip().splitlines()[-3:]
+        return Measurement(point, note="failed: " + " / ".join(tail), load=os.getloadavg())
+    out = Measurement.from_json(json.loads(stdout.strip().splitlines()[-1]))
+    out.total_seconds = total
+    out.peak_rss_mib = max(out.peak_rss_mib, rss.peak_mib)
+    return out
+
+
+def data_from_json(raw: dict[str, str]) -> Data:
+    """A :class:`Data` from its JSON form (paths as strings)."""
+    return Data(
+        Path(raw["csv"]),
+        Path(raw["nquads"]),
+        Path(raw["store"]),
+        Path(raw["kb"]),
+        Path(raw["kb_csv"]),
+        int(raw["events"]),
+        int(raw["triples"]),
+    )
+
+
+def _child(argv: Sequence[str]) -> int:
+    """``python -m rsep.workloads.bench SPEC``: measure one point, print it as JSON."""
+    spec = json.loads(argv[0])
+    point, data = point_from_json(spec["point"]), data_from_json(spec["data"])
+    if len(argv) > 1 and argv[1] == "--profile":
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        result = measure(point, data)
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(35)
+    else:
+        result = measure(point, data)
+    print(json.dumps(result.to_json()))
+    return 0
+
+
+# Sweeps and reports ------------------------------------------------------------------------
+
+
+def sweep(base: Point, **values: Sequence[Any]) -> list[Point]:
+    """The points of ``base`` with one parameter varied at a time over ``values`` (keys:
+    ``events``, ``window_ms``, ``steps``, ``strategy``, ``kb_triples``, ``system``,
+    ``source``); no values: ``base`` alone."""
+    points: list[Point] = []
+    for key, options in values.items():
+        for value in options:
+            if key in ("window_ms", "steps", "strategy"):
+                point = replace(base, shape=replace(base.shape, **{key: value}))
+            else:
+                point = replace(base, **{key: value})
+            if point not in points:
+                points.append(point)
+    return points or [base]
+
+
+def machine() -> dict[str, str]:
+    """The machine the figures were taken on: cores, memory, Python, Java, load average."""
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    try:
+        java = subprocess.run(
+            ["java", "-version"], capture_output=True, text=True, timeout=30
+        ).stderr.splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        java = "no java"
+    load = os.getloadavg()
+    return {
+        "cores": str(os.cpu_count()),
+        "cpu": cpu,
+        "memory": f"{mem:.0f} GiB",
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "java": java,
+        "load": f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def markdown_table(measurements: Sequence[Measurement]) -> str:
+    """The measurements as a Markdown table, one row per point."""
+    head = (
+        "| system | source | events | window | steps | strategy | KB triples | results "
+        "| time (s) | events/s | triples/s | peak RSS (MiB) | p50 / p99 latency (ms) "
+        "| load (1 min) | note |\n"
+        "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: | ---: | --- |"
+    )
+    rows = [head]
+    for m in measurements:
+        p = m.point
+        latency = (
+            f"{m.latency_p50_ms:,.1f} / {m.latency_p99_ms:,.1f}"
+            if m.latency_p50_ms is not None and m.latency_p99_ms is not None
+            else ""
+        )
+        source = (
+            p.source
+            if p.system in ("rsep", "rsep-live", "read", "spark")
+            else "csv"
+            if p.system == "flink"
+            else "nquads"
+        )
+        rows.append(
+            f"| {p.system} | {source} | {p.events:,} | {p.shape.window_ms // 60_000} min "
+            f"| {p.shape.steps} | {p.shape.strategy} | {p.kb_triples:,} | {m.results:,} "
+            f"| {m.seconds:,.2f} | {m.events_per_second:,.0f} | {m.triples_per_second:,.0f} "
+            f"| {m.peak_rss_mib:,.0f} | {latency} | {m.load[0]:.1f} | {m.note} |"
+        )
+    return "\n".join(rows)
+
+
+def plot(measurements: Sequence[Measurement], path: Path, varied: str) -> Path | None:
+    """Throughput (triples/s, log scale) against the ``varied`` parameter, one line per
+    system and source, as PNG or SVG (by ``path``'s suffix); None without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    lines: dict[str, list[tuple[Any, float]]] = {}
+    for m in measurements:
+        if not m.seconds:
+            continue
+        key = m.point.system + (f" ({m.point.source})" if m.point.system.startswith("rsep") else "")
+        lines.setdefault(key, []).append((_value(m.point, varied), m.triples_per_second))
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for key, values in sorted(lines.items()):
+        xs, ys = zip(*values, strict=True)
+        axes.plot([str(x) for x in xs], ys, marker="o", label=key)
+    axes.set_yscale("log")
+    axes.set_xlabel(varied)
+    axes.set_ylabel("triples/s")
+    axes.set_title(f"{measurements[0].point.workload}: throughput against {varied}")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+    plt.close(figure)
+    return path
+
+
+def _value(point: Point, varied: str) -> Any:
+    if varied in ("window_ms", "steps", "strategy"):
+        value = getattr(point.shape, varied)
+        return value // 60_000 if varied == "window_ms" else value
+    return getattr(point, varied)
+
+
+def record(
+    doc: Path, title: str, command: str, measurements: Sequence[Measurement], images: Sequence[Path]
+) -> None:
+    """Append or replace the section ``### title`` of ``doc`` (docs/benchmarks.md) with the
+    machine, the command and the table (and the plot when there is one)."""
+    info = machine()
+    lines = [
+        f"### {title}",
+        "",
+        f"Machine: {info['cores']} cores ({info['cpu']}), {info['memory']}, {info['os']}, "
+        f"Python {info['python']}, {info['java']}; load average at the end "
+        f"{info['load']}; {info['date']}. Command: `{command}`.",
+        "",
+        markdown_table(measurements),
+        "",
+    ]
+    for image in images:
+        lines += [f"![{title}: {image.stem}]({os.path.relpath(image, doc.parent)})", ""]
+    text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
+    section = "\n".join(lines)
+    marker = f"### {title}\n"
+    if marker in text:
+        before, rest = text.split(marker, 1)
+        after = rest.split("\n### ", 1)
+        tail = "\n### " + after[1] if len(after) > 1 else ""
+        text = before + section + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    doc.write_text(text, encoding="utf-8")
+
+
+def run_sweep(
+    points: Sequence[Point],
+    data_of: Callable[[Point], Data],
+    isolate: bool = True,
+    progress: Callable[[Measurement], None] | None = None,
+) -> list[Measurement]:
+    """Measure every point (each in its own process when ``isolate``)."""
+    out = []
+    for point in points:
+        data = data_of(point)
+        m = run_point(point, data) if isolate else measure(point, data)
+        out.append(m)
+        if progress is not None:
+            progress(m)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))
