@@ -488,4 +488,3 @@ def test_csrbench_query_1_reproduces_the_csparql_answers(shared_data: Path) -> N
     }
     assert [len(v) for v in expected.values()] == [0, 5, 7, 3]
     assert got == expected
-

@@ -180,7 +180,6 @@ def select(
     return out
 
 
-
 _EMPTY: list[Store] = []
 """One empty store per process for :func:`instantiate` (a store does not pickle, so it is
 never kept on an evaluator)."""
@@ -214,6 +213,7 @@ def instantiate(
         else x
         for x in found
     ]
+
 
 class Pattern(Protocol):
     """A graph pattern with its text (``rsep.algebra.events.GraphPatternRef``)."""

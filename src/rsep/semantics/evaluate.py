@@ -277,6 +277,7 @@ class ContinuousQuery:
         terms = {name: self._terms[text] for name, text in mu.items() if name != INTERVAL}
         return instantiate(form.template, terms, self.dataset.stored_form)
 
+
 INTERVAL = "@interval"
 """The key under which a solution carries its event mapping's interval, ``"t1 t2"`` (not a
 variable name, so it never clashes with one)."""
