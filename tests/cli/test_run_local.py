@@ -89,3 +89,30 @@ def test_spark_engine_on_the_kleene_plus_folder(
     reference = lines(capsys.readouterr().out)
     assert cli.main(["run", *args, "--engine", "spark"]) == 0, capsys.readouterr().err
     assert lines(capsys.readouterr().out) == reference and len(reference) == 3
+
+
+@pytest.mark.spark
+def test_spark_engine_honours_until_on_windows(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--until`` on ``--engine spark``: a window query's answers stop at ``until`` as the
+    oracle's do (the Spark tasks once pushed later events, whose arrival completed later
+    instants), and the RSEP-QL Example 4 answers run inside Spark tasks too."""
+    (tmp_path / "rsepql").mkdir()
+    for args in (
+        [query(tmp_path), "--stream", stream(), "--until", "6"],
+        [
+            query(tmp_path / "rsepql", RSEPQL_EXAMPLE_4),
+            "--stream",
+            f"http://example.org/S={DATA / 'rsepql_s.trig'}",
+            "--until",
+            "8",
+        ],
+    ):
+        out = []
+        for engine in ("reference", "spark"):
+            assert cli.main(["run", *args, "--engine", engine]) == 0, capsys.readouterr().err
+            found = lines(capsys.readouterr().out)
+            out.append(sorted(json.dumps(r, sort_keys=True) for r in found))
+        assert out[0] == out[1] and out[0]
+        assert max(json.loads(r)["time"] for r in out[1]) <= int(args[-1])

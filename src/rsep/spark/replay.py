@@ -420,6 +420,8 @@ def evaluate_rows(
     from pyspark.sql import functions as F
 
     order = ("part", "t_end", "t_start", "stream", "ev")
+    if until is not None:  # an answer at t <= until reads no later event (as run_local)
+        frame = frame.where(F.col("t_end") <= until)
     count = scheme.partitions
     if count > 1:
         # Spark hash-partitions by pmod(hash(column), n): a bucket per partition whose
