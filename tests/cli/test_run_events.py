@@ -12,11 +12,30 @@ import pytest
 
 from rsep.cli import main as cli
 
+ENGINES = ["reference", "local", pytest.param("spark", marks=pytest.mark.spark)]
 
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
-    """The results ``rsep run`` writes for ``args``."""
-    assert cli.main(["run", "--engine", "reference", *args]) == 0, capsys.readouterr().err
-    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """Each acceptance example runs on the oracle, on the engine in one process and on the
+    engine inside Spark tasks (the tests' shared local session): the same results."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    return str(request.param)
+
+
+def run(
+    args: list[str], capsys: pytest.CaptureFixture[str], engine: str = "reference"
+) -> list[dict[str, Any]]:
+    """The results ``rsep run --engine engine`` writes for ``args``, in time order; the
+    answers of one instant (a bag) by interval, then canonically."""
+    assert cli.main(["run", "--engine", engine, *args]) == 0, capsys.readouterr().err
+    found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    times = [r["time"] for r in found]
+    assert times == sorted(times)
+    return sorted(
+        found, key=lambda r: (r["time"], r.get("interval") or [], json.dumps(r, sort_keys=True))
+    )
 
 
 def short(result: dict[str, Any]) -> tuple[int, list[int], dict[str, str]]:
@@ -32,14 +51,19 @@ def short(result: dict[str, Any]) -> tuple[int, list[int], dict[str, str]]:
 
 
 def test_spaseq_kleene_plus_folder(
-    shared_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    shared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    engine: str,
 ) -> None:
     """spaseq/tests/kleeneplus: SEQ (A; B+; C) with FILTER (?p2 < ?p1) and ?p3 = 16 over
     prices 14, 88, 11, 10, 16 (one event a second). Iterations of B+ join their mappings
     (Def. 13-14), so each match has one B event (tests/semantics/test_semantics_spaseq.py
     derives the matches); the description file names its stream (``--stream FILE``)."""
     monkeypatch.chdir(shared_data / "spaseq" / "tests")
-    found = run(["kleeneplus/queryKleene.q", "--stream", "kleeneplus/streamKleene.txt"], capsys)
+    found = run(
+        ["kleeneplus/queryKleene.q", "--stream", "kleeneplus/streamKleene.txt"], capsys, engine
+    )
     assert [short(r) for r in found] == [
         (4000, [0, 4000], {"company": "eBay", "p1": "14.0", "p2": "11.0", "p3": "16.0"}),
         (4000, [1000, 4000], {"company": "eBay", "p1": "88.0", "p2": "11.0", "p3": "16.0"}),
@@ -48,7 +72,10 @@ def test_spaseq_kleene_plus_folder(
 
 
 def test_spaseq_external_knowledge_base_folder(
-    shared_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    shared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    engine: str,
 ) -> None:
     """spaseq/tests/externalknowledgebase: GPM C's ``GRAPH <kb>`` joins eBay's name and
     location from the ``--graph`` file (Def. 15)."""
@@ -56,7 +83,7 @@ def test_spaseq_external_knowledge_base_folder(
     folder = "externalknowledgebase"
     args = [f"{folder}/queryKB.q", "--stream", f"{folder}/streamKB.txt"]
     args += ["--graph", f"http://www.example.com/kb={folder}/externalKB.nt"]
-    found = run(args, capsys)
+    found = run(args, capsys, engine)
     assert [short(r) for r in found] == [
         (
             2000,
@@ -90,7 +117,9 @@ WHERE {
 """
 
 
-def test_rsepql_example_4_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rsepql_example_4_from_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
     """RSEP-QL Example 4 in rsep's syntax over Fig. 1's stream (rebuilt in
     tests/semantics/data/rsepql_s.trig), under the dialect's defaults (W^τ reads the last
     closed window, no engine profile): at 8 the answer is Example 9's bag, a2 b2 c2 twice
@@ -98,7 +127,7 @@ def test_rsepql_example_4_from_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     query = tmp_path / "example4.rsepql"
     query.write_text(RSEPQL_EXAMPLE_4, encoding="utf-8")
     stream = f"http://example.org/S={REPO / 'tests/semantics/data/rsepql_s.trig'}"
-    found = run([str(query), "--stream", stream, "--until", "10"], capsys)
+    found = run([str(query), "--stream", stream, "--until", "10"], capsys, engine)
     at_8 = sorted((r["bindings"]["x"], r["bindings"]["z"]) for r in found if r["time"] == 8)
     ex = "http://example.org/"
     assert at_8 == [
@@ -127,7 +156,9 @@ FILTER ( ?price2 > ?price1 * 1.5 &&
 """
 
 
-def test_epsparql_query_3_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_epsparql_query_3_from_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
     """EP-SPARQL query (3) (tests/lang/paper_queries/epsparql/query3.epsparql) over the
     invented stock stream of tests/semantics/data/epsparql/stock.trig: a rise of more than
     50% in under 15 days with no acquisition in between holds for :umbrella (its
@@ -137,7 +168,7 @@ def test_epsparql_query_3_from_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     query = tmp_path / "query3.epsparql"
     query.write_text(EPSPARQL_QUERY_3, encoding="utf-8")
     stream = f"http://example.org/s={REPO / 'tests/semantics/data/epsparql/stock.trig'}"
-    found = run([str(query), "--stream", stream], capsys)
+    found = run([str(query), "--stream", stream], capsys, engine)
     march_1, march_10 = 1298937600000, 1299715200000
     assert found == [
         {
@@ -156,7 +187,7 @@ CQELSCEP = REPO / "tests" / "semantics" / "data" / "cqelscep"
 
 
 def test_cqelscep_vienna_example_6_from_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
 ) -> None:
     """CQELS-CEP Examples 6-9: the Vienna transport query (the paper's text, with the
     prefixes it leaves undeclared and the paper's minutes as the time unit) over Example
@@ -173,7 +204,7 @@ def test_cqelscep_vienna_example_6_from_files(
     args = [str(query), "--stream", f"{ex}publicTransport={CQELSCEP / 'vienna_stream.trig'}"]
     args += ["--graph", f"{ex}transportationMap={CQELSCEP / 'vienna_map.ttl'}"]
     minute = 60_000
-    assert run(args, capsys) == [
+    assert run(args, capsys, engine) == [
         {
             "time": 16 * minute,
             "bindings": {"s": "<http://example.org/m>"},
