@@ -5,6 +5,8 @@ interval) come out, equal to what the oracle's tests derive from the definitions
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +14,20 @@ import pytest
 
 from rsep.cli import main as cli
 
-ENGINES = ["reference", "local", pytest.param("spark", marks=pytest.mark.spark)]
+ENGINES = [
+    "reference",
+    "local",
+    pytest.param("spark", marks=pytest.mark.spark),
+    pytest.param("live", marks=[pytest.mark.spark, pytest.mark.slow]),
+]
 
 
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest) -> str:
     """Each acceptance example runs on the oracle, on the engine in one process and on the
-    engine inside Spark tasks (the tests' shared local session): the same results."""
-    if request.param == "spark":
+    engine inside Spark tasks (the tests' shared local session), and live (a Structured
+    Streaming query over a folder holding the stream files): the same results."""
+    if request.param in ("spark", "live"):
         request.getfixturevalue("spark")
     return str(request.param)
 
@@ -29,6 +37,8 @@ def run(
 ) -> list[dict[str, Any]]:
     """The results ``rsep run --engine engine`` writes for ``args``, in time order; the
     answers of one instant (a bag) by interval, then canonically."""
+    if engine == "live":
+        return live(args, capsys)
     assert cli.main(["run", "--engine", engine, *args]) == 0, capsys.readouterr().err
     found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     times = [r["time"] for r in found]
@@ -45,6 +55,37 @@ def short(result: dict[str, Any]) -> tuple[int, list[int], dict[str, str]]:
         for name, term in result["bindings"].items()
     }
     return result["time"], result["interval"], bindings
+
+
+def live(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    """``rsep run --live`` on ``args``: each ``--stream IRI=FILE`` becomes a folder holding
+    the file, read to its end (``--available-now``); ``--until N`` (which a live query does
+    not take) keeps the answers at instants up to N."""
+    work = Path(tempfile.mkdtemp(prefix="rsep-live-"))
+    rest, until = list(args), None
+    if "--until" in rest:
+        at = rest.index("--until")
+        until = int(rest[at + 1])
+        del rest[at : at + 2]
+    for i, item in enumerate(rest):
+        if i and rest[i - 1] == "--stream" and "=" not in item:
+            pytest.skip("a SPAseq description names its stream files; live reads folders")
+        if i and rest[i - 1] == "--stream":
+            iri, path = item.split("=", 1)
+            folder = work / f"in{i}"
+            folder.mkdir()
+            shutil.copy(path, folder)
+            rest[i] = f"{iri}={folder}"
+    out = work / "out.jsonl"
+    command = ["run", *rest, "--live", "--available-now", "--quiet"]
+    command += ["--checkpoint", str(work / "ck"), "--output", str(out)]
+    assert cli.main(command) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    found = [json.loads(line) for line in out.read_text().splitlines()]
+    found = [r for r in found if until is None or r["time"] <= until]
+    return sorted(
+        found, key=lambda r: (r["time"], r.get("interval") or [], json.dumps(r, sort_keys=True))
+    )
 
 
 # SPAseq ---------------------------------------------------------------------------------
