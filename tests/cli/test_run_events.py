@@ -32,6 +32,14 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def ordered(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Results in time order; the answers of one instant (a bag) by interval, then
+    canonically."""
+    return sorted(
+        found, key=lambda r: (r["time"], r.get("interval") or [], json.dumps(r, sort_keys=True))
+    )
+
+
 def run(
     args: list[str], capsys: pytest.CaptureFixture[str], engine: str = "reference"
 ) -> list[dict[str, Any]]:
@@ -43,9 +51,7 @@ def run(
     found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     times = [r["time"] for r in found]
     assert times == sorted(times)
-    return sorted(
-        found, key=lambda r: (r["time"], r.get("interval") or [], json.dumps(r, sort_keys=True))
-    )
+    return ordered(found)
 
 
 def short(result: dict[str, Any]) -> tuple[int, list[int], dict[str, str]]:
@@ -83,9 +89,7 @@ def live(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, 
     capsys.readouterr()
     found = [json.loads(line) for line in out.read_text().splitlines()]
     found = [r for r in found if until is None or r["time"] <= until]
-    return sorted(
-        found, key=lambda r: (r["time"], r.get("interval") or [], json.dumps(r, sort_keys=True))
-    )
+    return ordered(found)
 
 
 # SPAseq ---------------------------------------------------------------------------------
