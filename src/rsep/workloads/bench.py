@@ -804,6 +804,7 @@ def record(
         text = before + section + tail
     else:
         text = text.rstrip("\n") + "\n\n" + section
+    doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")
 
 
