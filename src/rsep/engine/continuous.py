@@ -364,7 +364,6 @@ class ContinuousWindowQuery(IncrementalQuery):
         self._latest: int | None = None
         self._last_item: dict[str, int] = {}
         self._keep: dict[str, int] = {}
-        self._finished = False
         self._forms = LiteralForms()
         self._dataset = InstantDataset(plan, self._forms)
 
@@ -383,8 +382,7 @@ class ContinuousWindowQuery(IncrementalQuery):
     def push(self, events: Iterable[Event]) -> list[Result]:
         """Take a batch of events (non-decreasing time); return the answers that became
         final: those at instants before the last event's time."""
-        if self._finished:
-            raise UserError("the query has finished: no more events")
+        self._check_open()
         batch = list(events)
         literals = [
             x.object
@@ -422,8 +420,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         """Move the watermark to ``t``; return every answer at an instant ``≤ t`` not yet
         returned (an answer at ``t`` that reads an interval window ending later waits for
         its end)."""
-        if self._finished:
-            raise UserError("the query has finished")
+        self._check_open()
         if self.watermark is not None and t <= self.watermark:
             return []
         self.watermark = t

@@ -418,7 +418,6 @@ class CqelscepQuery(IncrementalQuery):
         self._answered: int | None = None
         self._latest: int | None = None
         self._count = 0
-        self._finished = False
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
@@ -480,10 +479,6 @@ class CqelscepQuery(IncrementalQuery):
         """Whether an instant is final once an event ending at ``end`` arrived: every item
         starting by it has ended by ``t + lateness < end``."""
         return lambda t: t + self.lateness < end
-
-    def _check_open(self) -> None:
-        if self._finished:
-            raise UserError("the query has finished: no more input")
 
     # Arrivals ---------------------------------------------------------------------------
 

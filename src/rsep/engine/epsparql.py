@@ -64,7 +64,7 @@ from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Construct, EventJoin, Plan
 from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
 from rsep.engine.projection import Output
-from rsep.engine.query import IncrementalQuery
+from rsep.engine.query import InstantQuery
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
@@ -579,7 +579,7 @@ def _derive(
 # The query ----------------------------------------------------------------------------------
 
 
-class EpsparqlQuery(IncrementalQuery):
+class EpsparqlQuery(InstantQuery):
     """An EP-SPARQL plan evaluated incrementally (module docstring): push events, advance
     the watermark, get the oracle's results. ``rules`` are CONSTRUCT statements of other
     queries whose derivations this one reads (``clos_Q(S)``), after the plan's own when
@@ -622,10 +622,6 @@ class EpsparqlQuery(IncrementalQuery):
         if self.rules and None not in self._sources:
             self._sources[None] = 0  # derived occurrences no pattern reads
         self.indexes: dict[str | None, OccurrenceIndex] = {}
-        self._pending: list[Event] = []
-        self._pending_time: int | None = None
-        self._last_time: int | None = None
-        self._finished = False
         self._prepare()
 
     def _prepare(self) -> None:
@@ -662,48 +658,23 @@ class EpsparqlQuery(IncrementalQuery):
         out: list[Result] = []
         for event in events:
             self._check_order(event)
-            t = event.t_end
-            floor = self._pending_time if self._pending_time is not None else self._last_time
-            if floor is not None and t < floor:
-                raise UserError(
-                    f"an event of <{event.stream}> at {t} came after one at {floor}: events "
-                    "must come in time order"
-                )
-            if self._pending_time is not None and t > self._pending_time:
-                out += self._flush()
-            self._pending.append(event)
-            self._pending_time = t
+            out += self._hold(event)
         return out
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``: the pending instant, if at or before ``t``, is
         final."""
         self._check_open()
-        if self.watermark is None or t > self.watermark:
-            self.watermark = t
-        if self._pending_time is not None and self._pending_time <= t:
-            return self._flush()
-        return []
+        return self._release(t)
 
     def finish(self, until: int | None = None) -> list[Result]:
         """End of input: the last instant's answers (none after ``until``)."""
         self._check_open()
-        out = self._flush() if self._pending_time is not None else []
+        out = self._flush()
         self._finished = True
         return [r for r in out if until is None or r.time <= until]
 
-    def _check_open(self) -> None:
-        if self._finished:
-            raise UserError("the query has finished: no more input")
-
     # Instants ----------------------------------------------------------------------------
-
-    def _flush(self) -> list[Result]:
-        assert self._pending_time is not None
-        t, events = self._pending_time, self._pending
-        self._pending, self._pending_time = [], None
-        self._last_time = t
-        return self._instant(t, events)
 
     def _instant(self, t: int, events: list[Event]) -> list[Result]:
         """One instant ``T``: its occurrences enter the stream, every tree computes its

@@ -81,7 +81,7 @@ from rsep.algebra.nfa import (
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.engine.projection import Answer, Output
-from rsep.engine.query import IncrementalQuery
+from rsep.engine.query import InstantQuery
 from rsep.engine.shared_buffer import BufferNode, extend, flatten, items, restore
 from rsep.errors import UserError
 from rsep.rdf.event import Event
@@ -411,7 +411,7 @@ class _Hit:
 # The query -----------------------------------------------------------------------------
 
 
-class NfaQuery(IncrementalQuery):
+class NfaQuery(InstantQuery):
     """A SPAseq query evaluated incrementally (module docstring): push events, advance the
     watermark, get the oracle's results."""
 
@@ -447,11 +447,7 @@ class NfaQuery(IncrementalQuery):
         self._discovery: dict[int, _Group] = {}
         self._keys: set[Mu] = set()
         self._history: list[tuple[int, tuple[Event, ...]]] = []
-        self._pending: list[Event] = []
-        self._pending_time: int | None = None
-        self._last_time: int | None = None
         self._total = 0
-        self._finished = False
         self._prepare()
 
     def _prepare(self) -> None:
@@ -483,28 +479,14 @@ class NfaQuery(IncrementalQuery):
                     f"{event.t_end}; SPAseq events are pairs (τ, G) with one timestamp "
                     "(Definition 1)"
                 )
-            t = event.t_end
-            floor = self._pending_time if self._pending_time is not None else self._last_time
-            if floor is not None and t < floor:
-                raise UserError(
-                    f"an event of <{event.stream}> at {t} came after one at {floor}: events "
-                    "must come in time order"
-                )
-            if self._pending_time is not None and t > self._pending_time:
-                out += self._flush()
-            self._pending.append(event)
-            self._pending_time = t
+            out += self._hold(event)
         return _ordered(out)
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``: the pending instant if it is at or before ``t``,
         and the windows that end by ``t`` are final."""
         self._check_open()
-        if self.watermark is None or t > self.watermark:
-            self.watermark = t
-        out: list[Result] = []
-        if self._pending_time is not None and self._pending_time <= t:
-            out += self._flush()
+        out = self._release(t)
         out += self._close_before(t + 1)
         return _ordered(out)
 
@@ -513,26 +495,17 @@ class NfaQuery(IncrementalQuery):
         match through a negated last step is known then); answers after ``until`` are
         left out."""
         self._check_open()
-        out: list[Result] = []
-        if self._pending_time is not None:
-            out += self._flush()
+        out = self._flush()
         out += self._close_before(None)
         self._finished = True
         return [r for r in _ordered(out) if until is None or r.time <= until]
 
-    def _check_open(self) -> None:
-        if self._finished:
-            raise UserError("the query has finished: no more input")
-
     # Instants ----------------------------------------------------------------------------
 
     def _flush(self) -> list[Result]:
-        assert self._pending_time is not None
-        t, events = self._pending_time, self._pending
-        self._pending, self._pending_time = [], None
-        self._last_time = t
+        """The held instant (:class:`InstantQuery`), then the per-instant caches go."""
         try:
-            return self._instant(t, events)
+            return super()._flush()
         finally:
             self._cache.clear()
             self._skeletons.clear()

@@ -41,7 +41,7 @@ from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 
-__all__ = ["IncrementalQuery", "incremental_query"]
+__all__ = ["IncrementalQuery", "InstantQuery", "incremental_query"]
 
 
 class IncrementalQuery(ABC):
@@ -51,6 +51,7 @@ class IncrementalQuery(ABC):
         self.plan = plan
         self.graphs: Mapping[str, frozenset[Triple]] = dict(graphs or {})
         self.watermark: int | None = None
+        self._finished = False
 
     @abstractmethod
     def push(self, events: Iterable[Event]) -> list[Result]:
@@ -68,6 +69,11 @@ class IncrementalQuery(ABC):
         """End of input: the answers still due up to ``until`` (default: the oracle's
         default end of the time range)."""
 
+    def _check_open(self) -> None:
+        """Refuse input after :meth:`finish`."""
+        if self._finished:
+            raise UserError("the query has finished: no more input")
+
     def _check_order(self, event: Event) -> None:
         """Refuse an event at or before the watermark (it would change final answers)."""
         if self.watermark is not None and event.t_end <= self.watermark:
@@ -75,6 +81,54 @@ class IncrementalQuery(ABC):
                 f"an event of <{event.stream}> at {event.t_end} arrived after the watermark "
                 f"{self.watermark}: events must come in time order (parameter lateness)"
             )
+
+
+class InstantQuery(IncrementalQuery):
+    """An evaluator whose instants are its events' times (SPAseq's NFA, EP-SPARQL's
+    detection instants): the events of the latest instant are held until a later event or
+    the watermark completes it, then :meth:`_instant` evaluates them together."""
+
+    def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
+        super().__init__(plan, graphs)
+        self._pending: list[Event] = []
+        self._pending_time: int | None = None
+        self._last_time: int | None = None
+
+    @abstractmethod
+    def _instant(self, t: int, events: list[Event]) -> list[Result]:
+        """The answers of instant ``t``, whose events are ``events`` (all of them)."""
+
+    def _hold(self, event: Event) -> list[Result]:
+        """Hold ``event`` in its instant; the answers of the held instant if ``event`` is
+        later and so completes it. An event before the held instant is refused."""
+        t = event.t_end
+        floor = self._pending_time if self._pending_time is not None else self._last_time
+        if floor is not None and t < floor:
+            raise UserError(
+                f"an event of <{event.stream}> at {t} came after one at {floor}: events "
+                "must come in time order"
+            )
+        out = self._flush() if self._pending_time is not None and t > self._pending_time else []
+        self._pending.append(event)
+        self._pending_time = t
+        return out
+
+    def _release(self, t: int) -> list[Result]:
+        """Move the watermark to ``t``: the held instant, if at or before ``t``, is final."""
+        if self.watermark is None or t > self.watermark:
+            self.watermark = t
+        if self._pending_time is not None and self._pending_time <= t:
+            return self._flush()
+        return []
+
+    def _flush(self) -> list[Result]:
+        """Evaluate the held instant (none: no answers)."""
+        if self._pending_time is None:
+            return []
+        t, events = self._pending_time, self._pending
+        self._pending, self._pending_time = [], None
+        self._last_time = t
+        return self._instant(t, events)
 
 
 def incremental_query(
