@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -342,11 +341,11 @@ def test_query_forms_and_clauses() -> None:
         check_sparql(parse_sparql(text))
 
 
-def test_build_is_cached_and_fast() -> None:
+def test_build_is_cached() -> None:
+    """One parser per process; its speed is measured by benchmarks, not asserted here."""
     assert sparql_parser() is sparql_parser()
-    started = time.process_time()
-    Lark(grammar_text(), parser="lalr", start="query_unit", propagate_positions=True)
-    assert time.process_time() - started < 2.0
+    fresh = Lark(grammar_text(), parser="lalr", start="query_unit", propagate_positions=True)
+    assert fresh.parse("SELECT * { ?s ?p ?o }").data == "query_unit"
 
 
 def test_dialect_extends_the_grammar() -> None:
