@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from rsep.algebra.paths import PathTriple
 from rsep.algebra.window import LandmarkWindow, TimeWindow, WindowFunction
+from rsep.errors import UserError
 
 __all__ = [
     "CSPARQL_SEQ",
@@ -80,6 +81,7 @@ __all__ = [
     "Strategy",
     "StreamBgp",
     "Within",
+    "check_bop",
     "transform",
     "unwrap_bounds",
 ]
@@ -819,6 +821,21 @@ class Disjunction(EventPattern):
     @property
     def variables(self) -> frozenset[str]:
         return _vars(*self.operands)
+
+
+def check_bop(node: EventPattern, what: str, error: type[UserError] = UserError) -> EventPattern:
+    """``node`` if it is a BOp expression (SPAseq Def. 4: a GPM, or a conjunction or
+    disjunction of BOps, Def. 8-9); else ``error`` saying that ``what`` applies to one."""
+    if isinstance(node, Gpm):
+        return node
+    if isinstance(node, Conjunction | Disjunction):
+        for operand in node.operands:
+            check_bop(operand, what, error)
+        return node
+    raise error(
+        f"{what} applies to a graph pattern matching expression (GPM) or a conjunction or "
+        f"disjunction of them (SPAseq Def. 4), not to {type(node).__name__}"
+    )
 
 
 @dataclass(frozen=True)

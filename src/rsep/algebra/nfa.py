@@ -53,6 +53,7 @@ from rsep.algebra.events import (
     Optional,
     Sequence,
     Strategy,
+    check_bop,
     unwrap_bounds,
 )
 from rsep.errors import UserError
@@ -325,20 +326,6 @@ _TAKE_OP = {
 _EPSILON = Guard(frozenset(), Op.NONE, None, When.ALWAYS)
 
 
-def _bop(step: EventPattern, what: str) -> EventPattern:
-    """``step`` if it is a BOp expression (Def. 4: a GPM, or ``&``/``|`` of BOps)."""
-    if isinstance(step, Gpm):
-        return step
-    if isinstance(step, Conjunction | Disjunction):
-        for operand in step.operands:
-            _bop(operand, what)
-        return step
-    raise NfaCompileError(
-        f"{what} applies to a graph pattern matching expression or a conjunction or "
-        f"disjunction of them (SPAseq Def. 4), not to {type(step).__name__}"
-    )
-
-
 def _streams(step: EventPattern) -> list[str]:
     """The streams of the GPMs in a step, in order."""
     return list(dict.fromkeys(n.stream for n in step.walk() if isinstance(n, Gpm)))
@@ -422,11 +409,11 @@ class _Builder:
             stretch = (*stretch, self.strategies[index - 1])
         strategy = max(stretch, key=_PERMISSIVE.__getitem__) if positive else None
         if isinstance(step, Negation):
-            negated = _bop(step.step, "negation '!'")
+            negated = check_bop(step.step, "negation '!'", NfaCompileError)
             return self.wait(index + 1, (*pending, negated), stretch, positive)
         state = self.new_state()
         if isinstance(step, Optional):
-            present = _bop(step.step, "optional '?'")
+            present = check_bop(step.step, "optional '?'", NfaCompileError)
             after = self.wait(index + 1, (), (), True)
             assert after is not None
             self.take(state, after, present, Op.OPTIONAL)
@@ -444,7 +431,7 @@ class _Builder:
                 f"{type(step).__name__} is not a SPAseq sequence step "
                 "(GPM, GPM+, GPM?, !GPM, GPM & GPM, GPM | GPM)"
             )
-        pattern = _bop(step, "a sequence step")
+        pattern = check_bop(step, "a sequence step", NfaCompileError)
         after = self.wait(index + 1, (), (), True)
         assert after is not None
         if isinstance(pattern, Conjunction):
@@ -471,7 +458,7 @@ class _Builder:
         (Fig. 5). The iterations loop on ``state`` when they wait as its own runs do and no
         negated step stands before it (Fig. 3, 5, 10); else in a loop state ``x'`` of their
         own, left by ``PROCEED``."""
-        inner = _bop(step.step, "Kleene+ '+'")
+        inner = check_bop(step.step, "Kleene+ '+'", NfaCompileError)
         inherited = strategy if strategy is not None else Strategy.STRICT
         again = step.strategy if step.strategy is not None else inherited
         # a run that took no event yet waits on every event of its window whatever the

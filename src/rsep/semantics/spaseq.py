@@ -64,6 +64,7 @@ from rsep.algebra.events import (
     Negation,
     Optional,
     Strategy,
+    check_bop,
     unwrap_bounds,
 )
 from rsep.algebra.events import Sequence as SeqExpr
@@ -197,20 +198,6 @@ class _Variant:
     tail: tuple[EventPattern, ...]
 
 
-def _check_bop(node: EventPattern, where: str) -> EventPattern:
-    """``node`` if it is a BOp expression (Def. 4: GPM, or ``&``/``|`` of BOps, Def. 8-9)."""
-    if isinstance(node, Gpm):
-        return node
-    if isinstance(node, Conjunction | Disjunction):
-        for operand in node.operands:
-            _check_bop(operand, where)
-        return node
-    raise UserError(
-        f"{where} applies to a GPM or a conjunction/disjunction of GPMs (SPAseq "
-        f"Definition 4), not to {type(node).__name__}"
-    )
-
-
 def _variants(sequence: SeqExpr) -> list[_Variant]:
     """The sequence with each optional step read as present or as negated
     (``⟦(u, P)?⟧ = ⟦(u, P)⟧ ∪ ⟦(u, P)!⟧``, App. B.0.2), each as positive steps with the
@@ -219,7 +206,7 @@ def _variants(sequence: SeqExpr) -> list[_Variant]:
     choices: list[list[EventPattern]] = []
     for step in sequence.steps:
         if isinstance(step, Optional):
-            inner = _check_bop(step.step, "optional '?'")
+            inner = check_bop(step.step, "optional '?'")
             choices.append([inner, Negation(inner)])
         else:
             choices.append([step])
@@ -233,17 +220,17 @@ def _variants(sequence: SeqExpr) -> list[_Variant]:
             if index > 0:
                 stretch.append(sequence.strategies[index - 1])
             if isinstance(step, Negation):
-                pending.append(_check_bop(step.step, "negation '!'"))
+                pending.append(check_bop(step.step, "negation '!'"))
                 continue
             if isinstance(step, KleenePlus):
-                _check_bop(step.step, "Kleene+ '+'")
+                check_bop(step.step, "Kleene+ '+'")
             elif not isinstance(step, Gpm | Conjunction | Disjunction):
                 raise UserError(
                     f"{type(step).__name__} is not a step of a SPAseq sequence (Definition 4: "
                     "GPM, GPM+, GPM & GPM, GPM | GPM; App. B: GPM!, GPM?)"
                 )
             else:
-                _check_bop(step, "a sequence step")
+                check_bop(step, "a sequence step")
             strategy = max(stretch, key=_PERMISSIVE.__getitem__) if steps else None
             steps.append(_Step(step, strategy, tuple(pending)))
             pending, stretch = [], []
