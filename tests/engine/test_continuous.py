@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
+from windows import POLICIES
 
 from rsep.algebra.events import GraphPatternRef
 from rsep.algebra.params import Parameters, Source
@@ -597,19 +598,6 @@ OBJECTS = [
 """A small vocabulary: joins on ``?o``/``?s`` happen, values compare, and some literals are
 normalised by pyoxigraph (``"+4"^^xsd:int``, ``"3.0"^^xsd:decimal``)."""
 
-POLICIES = [
-    "window_close",
-    "window_close+non_empty",
-    "content_change",
-    "content_change+non_empty",
-    "new_content",
-    "new_content+non_empty",
-    "non_empty",
-    "periodic(3)",
-    "periodic(4)+non_empty",
-    "periodic(5)+content_change",
-    "window_close+new_content",
-]
 
 triples = st.sampled_from([Triple(s, p, o) for s in SUBJECTS for p in PREDICATES for o in OBJECTS])
 items = st.lists(

@@ -8,20 +8,16 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import NamedNode, Triple
+from windows import POLICIES, window_functions
 
 from rsep.algebra.events import GraphPatternRef
 from rsep.algebra.params import Parameters, Source
 from rsep.algebra.plan import Dataset, Plan, Select
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import (
-    Composed,
-    CountWindow,
-    IntervalWindow,
-    LandmarkWindow,
     NamedWindow,
     NowWindow,
     PresentRule,
-    TimeWindow,
     WindowBounds,
     WindowFunction,
 )
@@ -34,32 +30,8 @@ from rsep.semantics.report import reporting_windows as oracle_reporting
 
 EX = "http://example.org/"
 STREAM = EX + "s"
-POLICIES = [
-    "window_close",
-    "window_close+non_empty",
-    "content_change",
-    "content_change+non_empty",
-    "new_content",
-    "new_content+non_empty",
-    "non_empty",
-    "periodic(3)",
-    "periodic(4)+non_empty",
-    "periodic(2)+new_content",
-    "window_close+content_change",
-]
 
-simple = st.one_of(
-    st.builds(
-        TimeWindow, st.integers(1, 6), st.integers(1, 6), st.one_of(st.none(), st.integers(-3, 5))
-    ),
-    st.builds(CountWindow, st.integers(1, 4), st.integers(1, 4)),
-    st.builds(LandmarkWindow, st.one_of(st.none(), st.integers(-2, 12))),
-    st.tuples(st.integers(0, 20), st.integers(-1, 10)).map(
-        lambda p: IntervalWindow(p[0], p[0] + p[1])
-    ),
-    st.just(NowWindow()),
-)
-functions = st.one_of(simple, st.builds(Composed, simple, simple))
+functions = window_functions(identity=False)
 items = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 2)), max_size=10).map(sorted)
 
 

@@ -9,15 +9,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import NamedNode, Triple
+from windows import window_functions
 
 from rsep.algebra.window import (
-    Composed,
     CountWindow,
-    IdentityWindow,
-    IntervalWindow,
-    LandmarkWindow,
     NamedWindow,
-    NowWindow,
     PresentRule,
     TimeWindow,
     WindowBounds,
@@ -63,19 +59,7 @@ def filled(stream: Stream) -> StreamBuffer:
 
 
 times = st.lists(st.integers(0, 30), max_size=12).map(sorted)
-simple = st.one_of(
-    st.builds(
-        TimeWindow, st.integers(1, 6), st.integers(1, 6), st.one_of(st.none(), st.integers(-3, 5))
-    ),
-    st.builds(CountWindow, st.integers(1, 4), st.integers(1, 4)),
-    st.builds(LandmarkWindow, st.one_of(st.none(), st.integers(-2, 12))),
-    st.tuples(st.integers(0, 20), st.integers(-1, 10)).map(
-        lambda p: IntervalWindow(p[0], p[0] + p[1])
-    ),
-    st.just(NowWindow()),
-    st.just(IdentityWindow()),
-)
-functions = st.one_of(simple, st.builds(Composed, simple, simple))
+functions = window_functions(identity=True)
 readings = st.builds(
     Reading,
     st.sampled_from(list(PresentRule)),
