@@ -138,8 +138,25 @@ def _local_path(uri: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
 
 
+class MessageSource(Source):
+    """A source whose records are broker messages or socket lines, each read in
+    ``format`` (:func:`message_events`); ``address`` names where they come from."""
+
+    address: KafkaAddress | SocketAddress
+    format: str
+    skip_bad: bool
+
+    @property
+    def url(self) -> str:
+        return self.address.url
+
+    def events(self, name: str, value: str | None, time_unit: TimeUnit) -> Iterator[Event]:
+        bad = BadRecords(OnError.SKIP) if self.skip_bad else None
+        return message_events(value or "", self.format, name, self.stream, time_unit, bad)
+
+
 @dataclass
-class KafkaSource(Source):
+class KafkaSource(MessageSource):
     """A Kafka topic, one event per message (:mod:`rsep.spark.kafka`): offsets live in the
     checkpoint, so a restart reads exactly the messages after the last committed batch."""
 
@@ -149,10 +166,6 @@ class KafkaSource(Source):
     starting: str = "earliest"
     max_per_trigger: int | None = None
     skip_bad: bool = False
-
-    @property
-    def url(self) -> str:
-        return self.address.url
 
     def records(self, spark: SparkSession) -> DataFrame:
         from pyspark.sql import functions as F
@@ -177,13 +190,9 @@ class KafkaSource(Source):
         )
         return messages.select(name.alias("name"), F.col("value"))
 
-    def events(self, name: str, value: str | None, time_unit: TimeUnit) -> Iterator[Event]:
-        bad = BadRecords(OnError.SKIP) if self.skip_bad else None
-        return message_events(value or "", self.format, name, self.stream, time_unit, bad)
-
 
 @dataclass
-class SocketSource(Source):
+class SocketSource(MessageSource):
     """Text lines from a TCP server, one event per line (:mod:`rsep.spark.socket`; not
     replayable: lines live only in memory)."""
 
@@ -192,10 +201,6 @@ class SocketSource(Source):
     format: str = "tnt"
     max_per_trigger: int | None = None
     skip_bad: bool = False
-
-    @property
-    def url(self) -> str:
-        return self.address.url
 
     def records(self, spark: SparkSession) -> DataFrame:
         from pyspark.sql import functions as F
