@@ -20,9 +20,12 @@ this runtime reaches the same answers event by event, in bounded state. Its piec
 - **Stateful predicates in transitions** (Sect. 7.2): a GPM is evaluated on the event
   under each mapping of the run (``⟦μ(P)⟧_G``, SEP-0007 substitutions by pyoxigraph), so a
   FILTER naming an earlier GPM's variable sees it; evaluations are cached per event and
-  per value of the variables the pattern mentions. **Lazy conjunction** (Sect. 7.3): a
-  conjunction is evaluated only when every operand's stream has an event at the instant,
-  operand by operand, stopping at the first that matches nothing.
+  per value of the variables the pattern mentions. A GPM that is a basic graph pattern
+  with FILTERs (most are) is matched in Python over the event's triples, indexed once per
+  event (:mod:`rsep.engine.bgp`, pyoxigraph's very answers), and by pyoxigraph otherwise.
+  **Lazy conjunction** (Sect. 7.3): a conjunction is evaluated only when every operand's
+  stream has an event at the instant, operand by operand, stopping at the first that
+  matches nothing.
 - **Window bounds in transitions**: Def. 16's tumbling windows ``[t0 + kω, t0 + (k+1)ω]``,
   closed at both ends, each with its own runs; a window's runs die when it ends, and its
   runs waiting past a negated last step become matches then.
@@ -80,6 +83,7 @@ from rsep.algebra.nfa import (
 )
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan
+from rsep.engine.bgp import GroupMatcher
 from rsep.engine.projection import Answer, Output
 from rsep.engine.query import InstantQuery
 from rsep.engine.shared_buffer import BufferNode, extend, flatten, items, restore
@@ -454,6 +458,9 @@ class NfaQuery(InstantQuery):
         """What is rebuilt rather than pickled: the matcher (pyoxigraph stores) and the
         per-instant caches."""
         self._matcher = GraphMatcher()
+        self._patterns = GroupMatcher(self._matcher)
+        for graph in self.graphs.values():
+            self._patterns.keep(graph)
         self._shapes: dict[int, _Shape] = {}  # by id: a GPM's hash is costly
         for gpm in self.gpms:
             self._shape_of(gpm)
@@ -958,7 +965,12 @@ class NfaQuery(InstantQuery):
         found = self._skeletons.get(key)
         if found is None:
             forms = self._matcher.forms
-            solutions = self._matcher.match(skeleton, event.graph)
+            bgp = self._patterns.compiled(pattern.pattern)
+            solutions = (
+                self._patterns.fast.match(bgp.skeleton, event.graph) if bgp is not None else None
+            )
+            if solutions is None:
+                solutions = self._matcher.match(skeleton, event.graph)
             found = {tuple(_stored(forms, nu.get(name)) for name in names) for nu in solutions}
             self._skeletons[key] = found
         return found
@@ -1127,13 +1139,14 @@ class NfaQuery(InstantQuery):
         key = (id(gpm), id(event), bound)
         found = self._cache.get(key)
         if found is None:
-            solutions = self._matcher.match(gpm.pattern, event.graph, bound=bound)
+            # a basic graph pattern in Python (rsep.engine.bgp), else by pyoxigraph
+            solutions = self._patterns.match(gpm.pattern, event.graph, bound)
             if gpm.graph_kb is not None and solutions:
                 kb = self._kb(gpm)
                 solutions = [
                     nu
                     for partial in solutions
-                    for nu in self._matcher.match(gpm.graph_kb.pattern, kb, partial)
+                    for nu in self._patterns.match(gpm.graph_kb.pattern, kb, partial)
                 ]
             found = self._cache[key] = frozenset(solutions)
         return found
@@ -1167,6 +1180,7 @@ class NfaQuery(InstantQuery):
         state = dict(self.__dict__)
         for name in (
             "_matcher",
+            "_patterns",
             "_shapes",
             "_cache",
             "_skeletons",
