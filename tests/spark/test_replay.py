@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,14 @@ from rsep.rdf.results import Result
 from rsep.semantics import evaluate
 from rsep.semantics.graph import read_graph
 from rsep.spark.eventstore import COLUMNS, arrow_schema
-from rsep.spark.partition import Atom, choose_scheme, owner, required_part, vocabulary
+from rsep.spark.partition import (
+    Atom,
+    choose_scheme,
+    owner,
+    required_part,
+    routing,
+    vocabulary,
+)
 from rsep.spark.replay import (
     StreamInput,
     _buckets,
@@ -94,6 +102,53 @@ def test_shipped_folders(
     assert canonical(found) == expected
     assert len(expected) == count
     assert [r.time for r in found] == sorted(r.time for r in found)
+
+
+def partitioned(text: str, key: str) -> str:
+    """A shipped query with ``PARTITION BY (?key)`` and every GPM on that key (its
+    ``?company2``, ``?company3``… renamed)."""
+    text = re.sub(r"\?company\d", "?company", text)
+    return re.sub(r"(WITHIN \d+ SECONDS)", rf"\1 PARTITION BY (?{key})", text, count=1)
+
+
+@pytest.mark.parametrize(
+    ("folder", "query", "stream", "options", "key", "count"),
+    [
+        ("kleeneplus", "queryKleene.q", "streamKleene.txt", {}, "company", 3),
+        ("optional", "queryOptional.q", "streamOptional.txt", {}, "company", 2),
+        (
+            "multistreams-powergeneration",
+            "queryMultiStream.q",
+            "streamMulti.txt",
+            {"period": 100},
+            "house1",
+            2,
+        ),
+    ],
+)
+def test_shipped_folders_partitioned(
+    spark: SparkSession,
+    shared_data: Path,
+    folder: str,
+    query: str,
+    stream: str,
+    options: dict[str, int],
+    key: str,
+    count: int,
+) -> None:
+    """The folders' queries partitioned by their first step's subject over 3 partitions,
+    events routed by joins for the first step and by pyoxigraph for the step that compares
+    a value with a constant (rsep.spark.partition.routing): the oracle's results."""
+    base = shared_data / "spaseq" / "tests" / folder
+    plan = compiled(partitioned((base / query).read_text(encoding="utf-8"), key))
+    run = replay(spark, plan, [StreamInput(base / stream, options=options)], partitions=3)
+    assert run.scheme.partitioned
+    found = routing(run.scheme, {})
+    assert found.joins and found.python
+    events = list(read_events(base / stream, bad=BadRecords(OnError.SKIP), **options))
+    expected = oracle(plan, events)
+    assert canonical(run.results) == expected
+    assert len(expected) == count
 
 
 def test_external_knowledge_base_partitioned(spark: SparkSession, shared_data: Path) -> None:

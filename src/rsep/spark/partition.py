@@ -24,6 +24,12 @@ Three questions, answered from the plan once on the driver (:func:`choose_scheme
    this routing, so the scheme is used only when every first step binds the key variables
    in its required part (then every match's key is a key of its first event); otherwise,
    and for every plan without ``PARTITION BY``, one partition evaluates everything.
+   The keys are found per GPM (:func:`routing`): by joins over the columnar rows in Spark
+   SQL when that is exact (:class:`KeyJoin`: a basic graph pattern of IRIs and variables,
+   whose solutions on an event alone are the join of its triple patterns over the event's
+   rows), not at all for a GPM with no solution alone (a FILTER naming a variable its
+   pattern does not bind: an error, SPARQL 1.1 sec. 17.2), and by pyoxigraph event by
+   event (:class:`Router`) for the others (literals, paths, OPTIONAL, value comparisons).
 3. **Which partition owns a key**: a CRC-32 of the key's terms in N-Triples form, the same
    in every process (Python's ``hash`` of a string is not).
 """
@@ -34,7 +40,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Triple
 
@@ -48,15 +54,22 @@ from rsep.rdf.event import Event
 from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, Mu
 
+if TYPE_CHECKING:
+    from rsep.lang import ast
+
 __all__ = [
     "Atom",
+    "KeyJoin",
     "PartitionOutput",
     "Router",
+    "Routing",
     "Scheme",
     "Vocabulary",
     "choose_scheme",
+    "key_join",
     "owner",
     "required_part",
+    "routing",
     "vocabulary",
 ]
 
@@ -83,9 +96,8 @@ def required_part(text: str) -> tuple[frozenset[Atom], frozenset[str]]:
     every solution needs a matching triple. OPTIONAL, UNION, MINUS, paths, blank-node
     property lists and literals add nothing (conservative: fewer atoms keep more events;
     literals are left out because pyoxigraph compares some by value, not by term)."""
-    from rsep.lang import ast, parse_query
+    from rsep.lang import ast
 
-    query = parse_query("SELECT * WHERE " + text, "sparql", check=False)
     atoms: set[Atom] = set()
     variables: set[str] = set()
 
@@ -112,8 +124,16 @@ def required_part(text: str) -> tuple[frozenset[Atom], frozenset[str]]:
             elif isinstance(element, ast.GroupPattern):
                 group(element)
 
-    group(query.where)
+    group(_where(text))
     return frozenset(atoms), frozenset(variables)
+
+
+@cache
+def _where(text: str) -> ast.Group | None:
+    """The AST of a SPARQL group pattern ``{ … }`` (its ``GroupPattern``)."""
+    from rsep.lang import parse_query
+
+    return parse_query("SELECT * WHERE " + text, "sparql", check=False).where
 
 
 def _gpm_variables(gpm: Gpm) -> frozenset[str]:
@@ -316,10 +336,13 @@ class Router:
 
     scheme: Scheme
     graphs: Mapping[str, Any]
+    gpms: tuple[Gpm, ...] | None = None
+    """The GPMs evaluated (``None``: every GPM of the plan; :func:`routing` leaves the
+    others to joins)."""
     _matcher: GraphMatcher | None = field(default=None, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"scheme": self.scheme, "graphs": self.graphs, "_matcher": None}
+        return {"scheme": self.scheme, "graphs": self.graphs, "gpms": self.gpms, "_matcher": None}
 
     @property
     def matcher(self) -> GraphMatcher:
@@ -332,7 +355,7 @@ class Router:
         """The key values of ``event`` (empty: no key)."""
         by = self.scheme.by
         found: set[Key] = set()
-        for gpm in _gpms(self.scheme.plan):
+        for gpm in _gpms(self.scheme.plan) if self.gpms is None else self.gpms:
             if gpm.stream != event.stream:
                 continue
             for mu in self._solutions(gpm, event):
@@ -370,6 +393,231 @@ class Router:
 
 def _triples(graph: Any) -> frozenset[Triple]:
     return graph if isinstance(graph, frozenset) else frozenset(graph)
+
+
+# Keys found by joins --------------------------------------------------------------------
+
+TriplePattern = tuple[str, str, str]
+"""A triple pattern of a basic graph pattern: each position a variable ``?name`` (a blank
+node of the pattern is the variable ``?_:…``, which no SPARQL name can clash with) or an
+IRI in N-Triples form ``<…>``, as the columnar rows write terms."""
+
+
+@dataclass(frozen=True)
+class KeyJoin:
+    """A GPM whose keys Spark SQL finds exactly, as joins over the columnar rows (module
+    docstring, 2): the solutions on each event of stream ``stream`` of the basic graph
+    pattern ``event`` (one triple per pattern, joined on the event and on shared
+    variables), joined with those of ``kb`` on the knowledge base graph ``graph``, projected
+    on ``by``."""
+
+    gpm: str
+    stream: str
+    event: tuple[TriplePattern, ...]
+    by: tuple[str, ...]
+    graph: str | None = None
+    kb: tuple[TriplePattern, ...] = ()
+
+    @property
+    def needed(self) -> frozenset[str]:
+        """The variables a join reads beyond existence: the key variables and those that
+        occur in two triple patterns (every other one only asks that a triple exists)."""
+        seen: dict[str, int] = {}
+        for pattern in (*self.event, *self.kb):
+            for name in dict.fromkeys(x for x in pattern if x.startswith("?")):
+                seen[name] = seen.get(name, 0) + 1
+        return frozenset({"?" + n for n in self.by} | {n for n, k in seen.items() if k > 1})
+
+    @property
+    def star(self) -> bool:
+        """Whether the event part is a star on the one key variable: every triple pattern
+        has it as subject, an IRI as predicate and no other variable read (then an event's
+        keys are the subjects holding a triple for every pattern, found by grouping the
+        rows, with no join)."""
+        if self.kb or len(self.by) != 1:
+            return False
+        key = "?" + self.by[0]
+        return self.needed == {key} and all(
+            s == key and not p.startswith("?") and o != key for s, p, o in self.event
+        )
+
+
+@dataclass(frozen=True)
+class Routing:
+    """How each GPM of a partitioned plan gives the keys of events (module docstring, 2):
+    ``joins`` in Spark SQL, ``python`` by :class:`Router` (pyoxigraph, event by event);
+    the others give no key on an event alone. ``reasons`` says why, by GPM name."""
+
+    joins: tuple[KeyJoin, ...]
+    python: tuple[Gpm, ...]
+    reasons: Mapping[str, str]
+
+
+def routing(scheme: Scheme, graphs: Mapping[str, Any]) -> Routing:
+    """Split the GPMs of ``scheme`` into those whose keys joins find exactly and those left
+    to :class:`Router` (:func:`key_join` says which)."""
+    joins: list[KeyJoin] = []
+    python: list[Gpm] = []
+    reasons: dict[str, str] = {}
+    if not scheme.partitioned:
+        return Routing((), (), {})
+    for gpm in _gpms(scheme.plan):
+        found = key_join(gpm, scheme.by, graphs)
+        if isinstance(found, KeyJoin):
+            joins.append(found)
+            reasons[gpm.name] = "joins"
+        elif found.startswith(_NO_KEY):
+            reasons[gpm.name] = found
+        else:
+            python.append(gpm)
+            reasons[gpm.name] = found
+    return Routing(tuple(joins), tuple(python), reasons)
+
+
+_NO_KEY = "no key alone"
+
+
+def key_join(gpm: Gpm, by: tuple[str, ...], graphs: Mapping[str, Any]) -> KeyJoin | str:
+    """The :class:`KeyJoin` of ``gpm``, or why there is none: a reason starting with
+    ``"no key alone"`` when the GPM gives no key on an event alone, any other for a GPM
+    left to pyoxigraph. The joins are exact when (SPARQL 1.1 sec. 18.2, 17.2):
+
+    - the pattern is a basic graph pattern and FILTERs in one group, its terms variables,
+      blank nodes and IRIs (a literal is matched by value in pyoxigraph: ``LiteralForms``);
+    - no variable that only objects bind occurs twice (it may bind literals, which
+      pyoxigraph joins by value: ``"01"^^xsd:integer`` meets ``"1"^^xsd:integer``);
+    - it has no FILTER, or one that is never true on the event alone: an unbound variable
+      is an error, and so is every comparison, arithmetic or unary operator over one
+      (then the GPM has no solution alone, and gives no key: V-shape's ``FILTER (?p2 <
+      ?p1 * 0.998)``);
+    - its ``Graph (v, P_D)`` part (SPAseq Def. 15), if any, is a basic graph pattern over
+      a knowledge base given as triples.
+
+    A basic graph pattern's every solution binds all its variables, so a key variable it
+    does not name is never bound: the GPM gives no key either."""
+    if gpm.pattern.paths:
+        return "extended path triples"
+    event = _basic(_where(gpm.pattern.text), "?_:e")
+    if isinstance(event, str):
+        return event
+    patterns, filters = event
+    bound = {x[1:] for pattern in patterns for x in pattern if x.startswith("?")}
+    if any(_never_true(f, _expression_variables(f) - bound) for f in filters):
+        return _NO_KEY + ": a FILTER names a variable the pattern does not bind"
+    if filters:
+        return "a FILTER over the pattern's variables (compared by value)"
+    kb: tuple[TriplePattern, ...] = ()
+    graph = None
+    if gpm.graph_kb is not None:
+        graph = gpm.graph_kb.graph
+        part = _basic(_where(gpm.graph_kb.pattern.text), "?_:k")
+        if isinstance(part, str):
+            return "knowledge base part: " + part
+        if part[1]:
+            return "knowledge base part: a FILTER"
+        if not isinstance(graphs.get(graph), frozenset | set):
+            return "knowledge base graph not given as triples"
+        kb = part[0]
+        bound |= {x[1:] for pattern in kb for x in pattern if x.startswith("?")}
+    if not set(by) <= bound:
+        return _NO_KEY + ": the pattern does not bind every key variable"
+    if _literal_joins(patterns + kb):
+        return "a join on a variable that may bind a literal"
+    return KeyJoin(gpm.name, gpm.stream, patterns, by, graph, kb)
+
+
+def _basic(
+    where: ast.Group | None, blank: str
+) -> tuple[tuple[TriplePattern, ...], tuple[ast.Expr, ...]] | str:
+    """The triple patterns and FILTER expressions of a group made only of triples blocks and
+    FILTERs, or why it is not one (blank nodes become variables named from ``blank``)."""
+    from rsep.lang import ast
+
+    if not isinstance(where, ast.GroupPattern):
+        return "not a group pattern"
+    patterns: list[TriplePattern] = []
+    filters: list[ast.Expr] = []
+    fresh = iter(range(1 << 30))
+
+    def position(node: object) -> str | None:
+        if isinstance(node, ast.Var):
+            return "?" + node.name
+        if isinstance(node, ast.Iri):
+            return f"<{node.value}>"
+        if isinstance(node, ast.BlankNode):
+            return f"{blank}:{node.label if node.label is not None else f'#{next(fresh)}'}"
+        return None
+
+    for element in where.elements:
+        if isinstance(element, ast.Filter):
+            filters.append(element.expr)
+            continue
+        if not isinstance(element, ast.TriplesBlock):
+            return f"not a basic graph pattern ({type(element).__name__})"
+        for triples in element.triples:
+            subject = position(triples.subject)
+            if subject is None or not triples.properties:
+                return f"a subject that is not a term ({type(triples.subject).__name__})"
+            for prop in triples.properties:
+                verb = position(prop.verb)
+                if verb is None:
+                    return "a property path"
+                for obj in prop.objects:
+                    o = position(obj)
+                    if o is None:
+                        return f"an object that is not a variable or IRI ({type(obj).__name__})"
+                    patterns.append((subject, verb, o))
+    return tuple(patterns), tuple(filters)
+
+
+def _literal_joins(patterns: Iterable[TriplePattern]) -> bool:
+    """Whether a variable that only objects bind occurs in two places (module docstring of
+    :func:`key_join`): a subject or predicate binds no literal, so a variable occurring
+    there is joined by term."""
+    objects: dict[str, int] = {}
+    others: set[str] = set()
+    for s, p, o in patterns:
+        others.update(x for x in (s, p) if x.startswith("?"))
+        if o.startswith("?"):
+            objects[o] = objects.get(o, 0) + 1
+    return any(count > 1 and name not in others for name, count in objects.items())
+
+
+def _expression_variables(expr: ast.Expr) -> frozenset[str]:
+    from rsep.lang import ast
+
+    return frozenset(node.name for node in expr.walk() if isinstance(node, ast.Var))
+
+
+def _never_true(expr: ast.Expr, unbound: frozenset[str]) -> bool:
+    """Whether a FILTER's expression is never true when the variables ``unbound`` are
+    unbound, whatever the others hold: ``A && B`` if either is never true, ``A || B`` if
+    both are, else if it is always an error (:func:`_always_error`; a FILTER keeps a
+    solution only when the value is true, SPARQL 1.1 sec. 17.2)."""
+    from rsep.lang import ast
+
+    if isinstance(expr, ast.Binary) and expr.op == "&&":
+        return _never_true(expr.left, unbound) or _never_true(expr.right, unbound)
+    if isinstance(expr, ast.Binary) and expr.op == "||":
+        return _never_true(expr.left, unbound) and _never_true(expr.right, unbound)
+    return _always_error(expr, unbound)
+
+
+def _always_error(expr: ast.Expr, unbound: frozenset[str]) -> bool:
+    """Whether ``expr`` is an error whatever the bound variables hold (SPARQL 1.1 sec.
+    17.2, 17.3): an unbound variable is; a comparison, arithmetic or unary operator is when
+    an operand is; ``||`` and ``&&`` only when both operands are. Anything else (functions,
+    ``BOUND``, ``COALESCE``, ``IF``, ``IN``, ``EXISTS``) is not known to be."""
+    from rsep.lang import ast
+
+    if isinstance(expr, ast.Var):
+        return expr.name in unbound
+    if isinstance(expr, ast.Unary):
+        return _always_error(expr.operand, unbound)
+    if isinstance(expr, ast.Binary):
+        left, right = _always_error(expr.left, unbound), _always_error(expr.right, unbound)
+        return left and right if expr.op in ("&&", "||") else left or right
+    return False
 
 
 # What a partition gives back -----------------------------------------------------------

@@ -13,9 +13,12 @@ The job, stage by stage (docs/architecture.md):
    events that hold every atom of some GPM of their stream go on (a left semi join); the
    others are dropped, or become empty events where instants matter. This is the first
    step of matching graph patterns as joins over the columnar form.
-3. **Route** (:class:`~rsep.spark.partition.Router`): with ``PARTITION BY``, a task
-   evaluates the GPMs of each event's stream on its graph (pyoxigraph) and sends the event
-   to the partition owning each of its keys, an event without a key to every partition.
+3. **Route** (:func:`~rsep.spark.partition.routing`): with ``PARTITION BY``, the keys of
+   each event are found per GPM, by joins of the GPM's triple patterns over the rows in
+   Spark SQL where that is exact (:func:`key_rows`), else by a task that evaluates the GPM
+   on each event's graph with pyoxigraph (:func:`python_keys`); the event goes to the
+   partition owning each of its keys (a CRC-32, computed by Spark), an event without a key
+   to every partition, and its rows are joined with these partitions.
 4. **Evaluate**: each partition's rows are sorted by time; a task builds the engine's
    evaluator (:func:`rsep.engine.incremental_query`), pushes the events in batches,
    finishes at ``until``, and returns the answers as rows ``time, part, seq, key, line``
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, RdfFormat, Triple, parse
 
+from rsep.algebra.events import Gpm
 from rsep.algebra.plan import Plan
 from rsep.engine import incremental_query
 from rsep.errors import InputError, UserError
@@ -47,11 +51,13 @@ from rsep.rdf.results import Result, read_results
 from rsep.rdf.terms import parse_term
 from rsep.rdf.time import TimeUnit
 from rsep.spark.partition import (
+    KeyJoin,
     PartitionOutput,
     Router,
     Scheme,
     Vocabulary,
     choose_scheme,
+    routing,
     vocabulary,
 )
 
@@ -65,7 +71,10 @@ __all__ = [
     "Replay",
     "StreamInput",
     "evaluate_rows",
+    "key_parts",
+    "key_rows",
     "prefilter",
+    "python_keys",
     "read_inputs",
     "replay",
     "route",
@@ -385,28 +394,141 @@ def _parsed(
 
 def route(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFrame:
     """``frame`` with column ``part``: each event's rows once per partition it goes to
-    (module docstring, 3); all in partition 0 without partitioning."""
+    (module docstring, 3): those :func:`key_parts` gives it, or every partition for an
+    event without a key; all in partition 0 without partitioning."""
     from pyspark.sql import functions as F
 
     if not scheme.partitioned:
         return frame.withColumn("part", F.lit(0))
-    router = Router(scheme, graphs)
+    every = F.sequence(F.lit(0).cast("long"), F.lit(scheme.partitions - 1).cast("long"))
+    owned = key_parts(frame, scheme, graphs)
+    if owned is None:
+        return frame.withColumn("part", F.explode(every))
+    joined = frame.join(owned.withColumnRenamed("part", "_owner"), "ev", "left")
+    parts = F.when(F.col("_owner").isNull(), every).otherwise(F.array("_owner"))
+    return joined.select(*frame.columns, F.explode(parts).alias("part"))
+
+
+def key_parts(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFrame | None:
+    """The partitions of the events of ``frame`` that have a key, rows ``ev, part``
+    (module docstring, 3): the owners (:func:`~rsep.spark.partition.owner`, as Spark's
+    ``crc32`` of the same bytes) of the keys that joins (:func:`key_rows`) and, for the
+    GPMs joins cannot evaluate exactly, pyoxigraph (:func:`python_keys`) find (SPAseq choice
+    9, docs/semantics.md); ``None`` when no GPM can give a key."""
+    from pyspark.sql import functions as F
+
+    plan = routing(scheme, graphs)
+    found = [key_rows(frame, join, graphs) for join in plan.joins]
+    if plan.python:
+        found.append(python_keys(frame, scheme, plan.python, graphs))
+    if not found:
+        return None
+    keys = found[0]
+    for more in found[1:]:
+        keys = keys.unionByName(more)
+    part = F.pmod(F.crc32(F.encode("key", "UTF-8")), F.lit(scheme.partitions))
+    return keys.select("ev", part.alias("part")).distinct()
+
+
+def key_rows(frame: DataFrame, join: KeyJoin, graphs: Mapping[str, Any]) -> DataFrame:
+    """The keys one GPM gives the events of ``frame`` alone, rows ``ev, key`` (the key's
+    terms joined by NUL, as :func:`~rsep.spark.partition.owner` hashes them): its triple
+    patterns matched over the rows and joined on the event and shared variables, then with
+    its knowledge base part over the graph's triples (:class:`KeyJoin`); a star on the key
+    (:attr:`KeyJoin.star`) by one grouping of the rows by event and subject instead."""
+    from pyspark.sql import functions as F
+
+    rows = frame.where((F.col("stream") == join.stream) & F.col("s").isNotNull())
+    if join.star:
+        matches = [
+            (F.col("p") == p) & (F.lit(True) if o.startswith("?") else F.col("o") == o)
+            for _, p, o in join.event
+        ]
+        held = [F.max(match.cast("int")).alias(f"m{i}") for i, match in enumerate(matches)]
+        any_match = matches[0]
+        for match in matches[1:]:
+            any_match = any_match | match
+        grouped = rows.where(any_match).groupBy("ev", "s").agg(*held)
+        for i in range(len(matches)):
+            grouped = grouped.where(F.col(f"m{i}") == 1)
+        return grouped.select("ev", F.col("s").alias("key"))
+    columns: dict[str, str] = {}
+    solutions = _solutions(rows, join.event, join.needed, columns, ("ev",))
+    if join.kb:
+        assert join.graph is not None
+        triples = [(str(t.subject), str(t.predicate), str(t.object)) for t in graphs[join.graph]]
+        kb = frame.sparkSession.createDataFrame(triples, "s string, p string, o string")
+        found = F.broadcast(_solutions(kb, join.kb, join.needed, columns, ()))
+        shared = [name for name in found.columns if name in solutions.columns]
+        solutions = solutions.join(found, shared) if shared else solutions.crossJoin(found)
+    key = F.concat_ws("\x00", *(F.col(columns["?" + name]) for name in join.by))
+    return solutions.select("ev", key.alias("key"))
+
+
+def _solutions(
+    rows: DataFrame,
+    patterns: Sequence[tuple[str, str, str]],
+    needed: frozenset[str],
+    columns: dict[str, str],
+    base: tuple[str, ...],
+) -> DataFrame:
+    """The solutions of a basic graph pattern over triple rows ``s, p, o`` (SPARQL 1.1 sec.
+    18.3: each triple pattern's matches, joined on shared variables and on ``base``), with
+    a column for each ``needed`` variable (its name from ``columns``, filled in as met)."""
+    from pyspark.sql import functions as F
+
+    out: DataFrame | None = None
+    for pattern in patterns:
+        match = rows
+        bound: dict[str, str] = {}
+        for position, term in zip(("s", "p", "o"), pattern, strict=True):
+            if not term.startswith("?"):
+                match = match.where(F.col(position) == term)
+            elif term in bound:
+                match = match.where(F.col(position) == F.col(bound[term]))
+            else:
+                bound[term] = position
+        kept = [
+            F.col(position).alias(columns.setdefault(term, f"v{len(columns)}"))
+            for term, position in bound.items()
+            if term in needed
+        ]
+        match = match.select(*base, *kept).distinct()
+        if out is None:
+            out = match
+        else:
+            shared = [name for name in match.columns if name in out.columns]
+            out = out.join(match, shared) if shared else out.crossJoin(match)
+    assert out is not None, "a key join has triple patterns"
+    return out
+
+
+def python_keys(
+    frame: DataFrame, scheme: Scheme, gpms: Sequence[Gpm], graphs: Mapping[str, Any]
+) -> DataFrame:
+    """The keys ``gpms`` give the events of ``frame``, rows ``ev, key``, found event by
+    event by pyoxigraph in Spark tasks (:class:`~rsep.spark.partition.Router`): for the
+    GPMs joins cannot evaluate exactly."""
+    from pyspark.sql import functions as F
+
+    router = Router(scheme, graphs, tuple(gpms))
+    streams = sorted({gpm.stream for gpm in gpms})
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        columns: dict[str, list[Any]] = {name: [] for name in (*_ROW_NAMES, "part")}
+        columns: dict[str, list[Any]] = {"ev": [], "key": []}
         with _marked_errors():
             for _, ev, event in events_of(batches):
-                for part in router.parts(event):
-                    before = len(columns["stream"])
-                    _append(columns, event, event.stream, ev)
-                    columns["part"].extend([part] * (len(columns["stream"]) - before))
-                if len(columns["stream"]) >= _ROWS_PER_BATCH:
+                for key in sorted(router.keys(event)):
+                    columns["ev"].append(ev)
+                    columns["key"].append("\x00".join(key))
+                if len(columns["ev"]) >= _ROWS_PER_BATCH:
                     yield _batch(columns)
                     columns = {name: [] for name in columns}
-        if columns["stream"]:
+        if columns["ev"]:
             yield _batch(columns)
 
-    return frame.sortWithinPartitions("ev").mapInArrow(run, ROW_SCHEMA + ", part long")
+    chosen = frame.where(F.col("stream").isin(streams)).sortWithinPartitions("ev")
+    return chosen.mapInArrow(run, "ev string, key string")
 
 
 # Evaluation -------------------------------------------------------------------------------
