@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from pyoxigraph import Literal, RdfFormat, Triple, parse
 
 from rsep.errors import UserError
-from rsep.rdf.event import Event
+from rsep.rdf.event import Event, EventId
+from rsep.rdf.formats.ntriples import TermTexts, name_term
 from rsep.rdf.terms import parse_term
 
 if TYPE_CHECKING:
@@ -65,6 +67,128 @@ def events_from_rows(
         yield _event(key, lines)
 
 
+def read_store_events(path: Path) -> Iterator[Event]:
+    """The events of a Parquet event store without Spark: its files in path order
+    (``day=YYYY-MM-DD`` partitions sort by time), each file's rows sorted by time and event
+    (``pyarrow.dataset.write_dataset`` kept no row order before ``preserve_order``: a file
+    can hold rows out of order and an event's rows apart), one file in memory at a time.
+
+    Files are read with ``pyarrow.parquet`` (``pyarrow.dataset`` would import pandas, a
+    second or two), the stream taken from the ``stream=`` folder as Hive names it.
+    """
+    import pyarrow.parquet as pq
+
+    if not path.exists():
+        raise UserError(f"no event store at {path}")
+    texts = TermTexts()
+    for file, partition in _store_files(path):
+        parquet = pq.ParquetFile(file)
+        names = parquet.schema_arrow.names
+        columns = [c for c in COLUMNS if c in names and c != "day"]
+        stream = partition.get("stream") if "stream" not in names else None
+        if stream is None and "stream" not in names:
+            raise UserError(f"{file}: no stream column nor stream= folder")
+        table = parquet.read(columns=columns)
+        table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
+        yield from events_from_table(table, texts, stream)
+
+
+def _store_files(path: Path) -> list[tuple[Path, dict[str, str]]]:
+    """The data files of a store, in path order, with the Hive partition values
+    (``key=value``, URI-encoded) of their folders; names starting with ``.`` or ``_``
+    are skipped, as ``pyarrow.dataset`` does."""
+    if path.is_file():
+        return [(path, {})]
+    found = []
+    for file in path.rglob("*"):
+        parts = file.relative_to(path).parts
+        if any(part.startswith((".", "_")) for part in parts) or not file.is_file():
+            continue
+        folders = [part.split("=", 1) for part in parts[:-1] if "=" in part]
+        found.append((file, {key: unquote(value) for key, value in folders}))
+    return sorted(found, key=lambda item: str(item[0]))
+
+
+def events_from_table(
+    table: pa.Table, texts: TermTexts, stream: str | None = None
+) -> Iterator[Event]:
+    """Events from store rows (columns ``stream, event_id, t_start, t_end, s, p, o``; no
+    ``stream`` column when ``stream`` is given), the rows of one event adjacent: the events
+    of :func:`events_from_rows`, built column by column. Event bounds are found by Arrow
+    compute, each distinct ``s p o`` text is parsed once
+    (:class:`~rsep.rdf.formats.ntriples.TermTexts`); a table with a null term or a text
+    that is not canonical N-Triples goes through :func:`events_from_rows`."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = table.num_rows
+    if rows == 0:
+        return
+    keys = pc.binary_join_element_wise(*(table.column(name) for name in ("s", "p", "o")), " ")
+    codes = pc.dictionary_encode(keys.combine_chunks()) if keys.null_count == 0 else None
+    found = None if codes is None else texts.triples_of(codes.dictionary.to_pylist())
+    if codes is None or found is None:
+        names = ("event_id", "t_start", "t_end", "s", "p", "o")
+        columns = [table.column(name).to_pylist() for name in names]
+        streams = [stream] * rows if stream is not None else table.column("stream").to_pylist()
+        yield from events_from_rows(zip(streams, *columns, strict=True))
+        return
+    lookup = np.empty(len(found), dtype=object)
+    lookup[:] = found
+    triples: list[Triple] = lookup[codes.indices.to_numpy()].tolist()
+    key_columns = ("event_id", "t_start", "t_end") + (() if stream is not None else ("stream",))
+    starts = [0, *_changes(table, key_columns)]
+    ends = [*starts[1:], rows]
+    at = pa.array(starts, pa.int64())
+    event_ids, t_starts, t_ends = (
+        table.column(name).take(at).to_pylist() for name in ("event_id", "t_start", "t_end")
+    )
+    streams = (
+        [stream] * len(starts)
+        if stream is not None
+        else table.column("stream").take(at).to_pylist()
+    )
+    for stream_iri, event_id, t_start, t_end, start, end in zip(
+        streams, event_ids, t_starts, t_ends, starts, ends, strict=True
+    ):
+        ident = _event_id(event_id)
+        yield Event(stream_iri, t_start, t_end, frozenset(triples[start:end]), ident)
+
+
+def _changes(table: pa.Table, names: tuple[str, ...]) -> list[int]:
+    """The rows (from 1) whose value in one of columns ``names`` differs from the row's
+    before (two nulls are equal, as two ``None`` are for :func:`events_from_rows`)."""
+    import pyarrow.compute as pc
+
+    rows = table.num_rows
+    changed = None
+    for name in names:
+        column = table.column(name).combine_chunks()
+        after, before = column.slice(1), column.slice(0, rows - 1)
+        differ = pc.not_equal(after, before)
+        if column.null_count:
+            both = pc.and_(pc.is_null(after), pc.is_null(before))
+            differ = pc.if_else(both, False, pc.fill_null(differ, True))
+        changed = differ if changed is None else pc.or_(changed, differ)
+    if changed is None:
+        return []
+    return [int(i) + 1 for i in pc.indices_nonzero(changed).to_pylist()]
+
+
+def _event_id(text: str | None) -> EventId | None:
+    """The event id written ``text`` in the store (``None`` for none)."""
+    if not text:
+        return None
+    found = name_term(text)
+    if found is not None:
+        return found
+    ident = parse_term(text)
+    if isinstance(ident, Literal):
+        raise ValueError(f"event id is not an IRI or blank node: {text}")
+    return ident
+
+
 def _event(key: tuple[str, str, int, int], lines: list[str]) -> Event:
     stream, event_id, t_start, t_end = key
     data = "\n".join(lines).encode()
@@ -72,10 +196,7 @@ def _event(key: tuple[str, str, int, int], lines: list[str]) -> Event:
         Triple(q.subject, q.predicate, q.object)
         for q in parse(input=data, format=RdfFormat.N_TRIPLES)
     ]
-    ident = parse_term(event_id) if event_id else None
-    if isinstance(ident, Literal):
-        raise ValueError(f"event id is not an IRI or blank node: {event_id}")
-    return Event(stream, t_start, t_end, frozenset(triples), ident)
+    return Event(stream, t_start, t_end, frozenset(triples), _event_id(event_id))
 
 
 def load_events(spark: SparkSession, path: Path, stream: str | None = None) -> list[Event]:

@@ -285,26 +285,12 @@ def read_kb(path: Path) -> frozenset[Triple]:
 
 
 def read_store_events(path: Path) -> Iterator[Event]:
-    """The events of a one-stream Parquet event store, without Spark: its files in path
-    order (``day=YYYY-MM-DD`` partitions sort by time), each file's rows sorted by time and
-    event in pyarrow (``pyarrow.dataset.write_dataset`` does not keep row order unless
-    asked to: a file can hold rows out of order and an event's rows apart)."""
-    import pyarrow.dataset as ds
+    """The events of a one-stream Parquet event store, without Spark
+    (:func:`rsep.spark.eventstore.read_store_events`: files in path order, each file's
+    rows sorted by time and event, events built column by column)."""
+    from rsep.spark.eventstore import read_store_events as read
 
-    from rsep.spark.eventstore import COLUMNS, events_from_rows
-
-    dataset = ds.dataset(str(path), format="parquet", partitioning="hive")
-    columns = [c for c in COLUMNS if c != "day"]
-    fragments = sorted(dataset.get_fragments(), key=lambda fragment: fragment.path)
-
-    def rows() -> Iterator[tuple[str, str, int, int, str, str, str]]:
-        for fragment in fragments:
-            table = fragment.to_table(schema=dataset.schema, columns=columns)
-            table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
-            for batch in table.to_batches(max_chunksize=65_536):
-                yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
-
-    return events_from_rows(rows())
+    return read(path)
 
 
 def read_nquads_events(path: Path) -> Iterator[Event]:

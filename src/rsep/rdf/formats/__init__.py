@@ -5,7 +5,8 @@ its time in the default graph), timestamped N-Triples (:mod:`.timestamped`, a tr
 its time per line, as C-SPARQL and YABench use), the JSON-LD of the RSP Community Group
 and TripleWave (:mod:`.jsonld`) and SPAseq's stream descriptions (:mod:`.spaseq`).
 Readers take a file, a gzip-compressed file or a directory of part files (as Spark
-writes them); bad records go to a :class:`~rsep.errors.BadRecords`.
+writes them); bad records go to a :class:`~rsep.errors.BadRecords`. N-Quads files are
+streamed by blocks of lines (:mod:`.nquads`); the other formats are read a file at a time.
 """
 
 from __future__ import annotations
@@ -22,8 +23,15 @@ from pyoxigraph import DefaultGraph, RdfFormat, parse
 
 from rsep.errors import BadRecords, InputError, UserError
 from rsep.rdf.event import Event
-from rsep.rdf.formats._common import ReadOptions, base_name, part_files, read_bytes
+from rsep.rdf.formats._common import (
+    ReadOptions,
+    base_name,
+    part_files,
+    read_bytes,
+    read_chunks,
+)
 from rsep.rdf.formats.jsonld import read_jsonld, write_jsonld
+from rsep.rdf.formats.nquads import Texts, read_nquads_file
 from rsep.rdf.formats.quads import (
     nquads_event_lines,
     read_quads,
@@ -131,10 +139,12 @@ def detect_format(path: Path) -> Format:
 
 
 def _head(path: Path) -> str:
+    """The first bytes of ``path`` (decompressed) as text, without reading the rest."""
     try:
-        return read_bytes(path)[:_SNIFF_BYTES].decode("utf-8", "replace")
+        head = next(read_chunks(path, _SNIFF_BYTES), b"")
     except (UserError, OSError):
         return ""
+    return head[:_SNIFF_BYTES].decode("utf-8", "replace")
 
 
 def _describes_spaseq_streams(path: Path) -> bool:
@@ -222,10 +232,17 @@ def read_events(
         stream = path.resolve().as_uri()
     reader = _reader(chosen, format_options)
     opts = ReadOptions(stream, time_unit, tz)
-    return _read(path, reader, opts, bad if bad is not None else BadRecords())
+    return _read(path, chosen, reader, opts, bad if bad is not None else BadRecords())
 
 
-def _read(path: Path, reader: _Reader, opts: ReadOptions, bad: BadRecords) -> Iterator[Event]:
+def _read(
+    path: Path, fmt: Format, reader: _Reader, opts: ReadOptions, bad: BadRecords
+) -> Iterator[Event]:
+    if fmt is Format.NQUADS:  # line-based: streamed by blocks, never held whole
+        texts = Texts(opts)
+        for file in part_files(path):
+            yield from read_nquads_file(file, bad, texts)
+        return
     for file in part_files(path):
         try:
             data = read_bytes(file)

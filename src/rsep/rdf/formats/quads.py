@@ -7,12 +7,11 @@ optionally its stream, ``<g> rsep:stream <s>``. See docs/formats.md for the rule
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
+from pyoxigraph import RdfFormat, Triple
 
 from rsep.errors import BadRecords
 from rsep.rdf.event import Event, EventId
@@ -25,12 +24,13 @@ from rsep.rdf.formats._common import (
     build_event,
     collect,
     declared_prefixes,
+    guess_graph,
     parse_resilient,
     sorted_triples,
-    statement_line,
     term_line,
     time_literal,
 )
+from rsep.rdf.formats.nquads import Texts, read_nquads
 from rsep.rdf.terms import PROV_ENDED_AT, PROV_GENERATED_AT, PROV_STARTED_AT, RSEP_STREAM
 from rsep.rdf.time import TimeUnit
 
@@ -39,62 +39,28 @@ _STARTED = f"<{PROV_STARTED_AT.value}>"
 _ENDED = f"<{PROV_ENDED_AT.value}>"
 _STREAM = f"<{RSEP_STREAM.value}>"
 
-_TERM = r"(<[^<>\s]*>|_:[^\s.;,<>{}]+|[A-Za-z][\w.-]*:[^\s;,{}]*|:[^\s;,{}]*)"
-_QUAD_GRAPH = re.compile(r"(?m)^\s*[^#\s].*\s" + _TERM + r"\s*\.?\s*(?:#.*)?$")
-_BLOCK_GRAPH = re.compile(r"(?m)^(?:GRAPH\s+)?" + _TERM + r"\s*\{")
-_SUBJECT = re.compile(r"(?m)^\s*" + _TERM + r"\s")
-
-
-def _guess_graph(record: str, trig: bool, data: bytes) -> EventId | None:
-    """The event a bad statement belongs to, read off its text, or ``None``.
-
-    That is the graph it sits in (the last term of an N-Quads line, the label of a TriG
-    block), or else, for a top-level statement, its subject: the time or stream of an
-    event. Knowing it lets the reader drop that whole event rather than keep it with
-    triples missing, or report it a second time for a missing time.
-    """
-    match = (_BLOCK_GRAPH if trig else _QUAD_GRAPH).search(record)
-    if match is None or (not trig and not match[1].startswith(("<", "_:"))):
-        match = _SUBJECT.search(record)
-    if match is None:
-        return None
-    token = match[1]
-    try:
-        if token.startswith("<"):
-            return NamedNode(token[1:-1])
-        if token.startswith("_:"):
-            return BlankNode(token[2:])
-        prefix, _, local = token.partition(":")
-        namespace = declared_prefixes(data).get(prefix) if trig else None
-        return None if namespace is None else NamedNode(namespace + local)
-    except ValueError:
-        return None
-
 
 def read_quads(
     file: Path, data: bytes, fmt: RdfFormat, opts: ReadOptions, bad: BadRecords
 ) -> Iterator[Event]:
     """The events of one TriG or N-Quads file, in order of first appearance of their graph.
 
-    Syntax errors are reported with their line; N-Quads resumes at the next line, TriG at
-    the next top-level statement (docs/formats.md, "Error recovery"), and the event whose
-    graph the bad statement names is dropped whole. Events without a
-    valid time or stream, or going back in time within their stream, are reported at the
-    line where their graph name first appears.
+    N-Quads goes to :func:`rsep.rdf.formats.nquads.read_nquads`. Syntax errors are
+    reported with their line; TriG resumes at the next top-level statement
+    (docs/formats.md, "Error recovery"), and the event whose graph the bad statement
+    names is dropped whole. Events without a valid time or stream, or going back in time
+    within their stream, are reported at the line where their graph name first appears.
     """
-    trig = fmt is RdfFormat.TRIG
+    if fmt is RdfFormat.N_QUADS:
+        yield from read_nquads(file, [data], bad, Texts(opts))
+        return
     graphs: dict[EventId, list[Triple]] = {}
     meta: dict[object, dict[str, dict[object, None]]] = {}
     dropped: set[EventId] = set()
-    for piece in parse_resilient(
-        data,
-        fmt,
-        resync=block_start if trig else statement_line,
-        base_iri=file.resolve().as_uri() if trig else None,
-    ):
+    for piece in parse_resilient(data, fmt, resync=block_start, base_iri=file.resolve().as_uri()):
         if piece.quads is None:
             reason = piece.error or "syntax error"
-            graph = _guess_graph(piece.record, trig, data)
+            graph = guess_graph(piece.record, True, data)
             if graph is not None:
                 dropped.add(graph)
                 reason += f" (the event of graph {graph} is dropped)"
@@ -113,7 +79,7 @@ def read_quads(
                 raise BadEvent(backwards)
         except BadEvent as exc:
             if prefixes is None:
-                prefixes = declared_prefixes(data) if trig else {}
+                prefixes = declared_prefixes(data)
             bad.report(file, term_line(data, name, prefixes), str(exc), f"graph {name}")
             continue
         yield event
