@@ -458,13 +458,11 @@ def live_sources(items: list[str], folders: bool) -> list[Source]:
 
 
 def _session(master: str | None) -> SparkSession:
-    """The active Spark session (tests share one), else a new one on ``master``."""
-    from pyspark.sql import SparkSession
-
+    """The Spark session running in this process (tests share one), else a new one on
+    ``master``."""
     from rsep.spark.session import get_session
 
-    active = SparkSession.getActiveSession() if master is None else None
-    return active if active is not None else get_session(master)
+    return get_session(master)
 
 
 def run_live(args: argparse.Namespace, plan: Plan) -> int:

@@ -743,11 +743,7 @@ def run_on_spark(
     items = [
         item if isinstance(item, StreamInput) else StreamInput.parse(str(item)) for item in inputs
     ]
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession() if master is None else None
-    spark = active if active is not None else get_session(master)
-    yield from replay(spark, plan, items, graphs, until).results
+    yield from replay(get_session(master), plan, items, graphs, until).results
 
 
 # Errors across the JVM --------------------------------------------------------------------

@@ -32,13 +32,18 @@ _LOCAL_CONF = {
 def get_session(
     master: str | None = None, app_name: str = "rsep", conf: dict[str, str] | None = None
 ) -> SparkSession:
-    """The active session, or a new one on ``master`` (``local[2]`` by default).
+    """The session running in this process, untouched, when no ``master`` is named (tests
+    share one; ``SparkSession.getActiveSession`` sees it only in the thread that made it),
+    else a new one on ``master`` (``local[2]`` by default).
 
     ``master`` may be ``local[N]``, ``spark://host:port`` or a Spark Connect URL ``sc://…``;
     ``RSEP_SPARK_MASTER`` overrides the default. Extra ``conf`` entries win over ours.
     """
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    if master is None and conf is None and SparkContext._active_spark_context is not None:
+        return SparkSession.builder.getOrCreate()
     master = master or os.environ.get("RSEP_SPARK_MASTER") or DEFAULT_MASTER
     os.environ.setdefault("PYSPARK_PYTHON", _python())
     builder = SparkSession.builder.appName(app_name)
