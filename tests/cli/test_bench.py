@@ -5,14 +5,18 @@ plot, docs section) are written."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 import pytest
 
 from rsep.cli import main as cli
+from rsep.workloads import bench
 from rsep.workloads.baselines import VShape
 from rsep.workloads.bench import (
+    SOURCES,
+    SYSTEMS,
     TRIPLES_PER_BAR,
     Data,
     Measurement,
@@ -75,6 +79,16 @@ def test_percentile_is_nearest_rank() -> None:
     values = [float(v) for v in range(100, 0, -1)]
     assert percentile(values, 0.5) == 50.0 and percentile(values, 0.99) == 99.0
     assert percentile([7.0], 0.99) == 7.0
+
+
+def test_the_measured_code_is_imported_before_the_clock() -> None:
+    """Every system and source that imports its reader or engine lazily names the modules
+    :func:`measure` imports first, and they exist ("read" and "flink" import nothing)."""
+    assert set(bench._MODULES) == set(SYSTEMS) - {"read", "flink"}
+    assert set(bench._SOURCE_MODULES) == set(SOURCES)
+    for modules in (*bench._MODULES.values(), *bench._SOURCE_MODULES.values()):
+        for module in modules:
+            importlib.import_module(module)
 
 
 def test_sweep_varies_one_parameter_at_a_time() -> None:
