@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rsep.algebra.events import ConsumptionPolicy, SelectionPolicy, Strategy
+from rsep.algebra.events import ConsumptionPolicy, InputUnit, SelectionPolicy, Strategy
 from rsep.algebra.params import (
     PARAMETERS,
     Param,
@@ -32,6 +32,7 @@ NAMES = [
     "strategy",
     "selection",
     "consumption",
+    "input_unit",
     "timestamps",
     "profile",
     "max_runs",
@@ -63,6 +64,7 @@ def test_defaults() -> None:
     assert params.strategy is Strategy.SKIP_TILL_ANY
     assert params.selection is SelectionPolicy.UNRESTRICTED
     assert params.consumption is ConsumptionPolicy.NONE
+    assert params.input_unit is InputUnit.TRIPLE
     assert params.timestamps is Timestamps.POINT
     assert params.profile is Profile.NONE
     assert params.max_runs == 100_000 and params.max_window_events == 1_000_000
@@ -100,6 +102,8 @@ def test_with_value_records_provenance_and_copies() -> None:
         ("strategy", ";", Strategy.SKIP_TILL_NEXT),
         ("selection", "naive", SelectionPolicy.NAIVE),
         ("consumption", "recent", ConsumptionPolicy.RECENT),
+        ("input_unit", "occurrence", InputUnit.OCCURRENCE),
+        ("input_unit", "TRIPLE", InputUnit.TRIPLE),
         ("timestamps", "interval", Timestamps.INTERVAL),
         ("profile", "sparqlstream", Profile.SPARQLSTREAM),
         ("max_runs", "1_000", 1000),
@@ -123,6 +127,7 @@ def test_dialect_default_vocabulary() -> None:
         "strategy": ["skip_till_any", "per_operator"],
         "selection": ["unrestricted", "naive"],
         "consumption": ["none"],
+        "input_unit": ["triple"],
         "timestamps": ["point", "interval"],
         "profile": ["csparql", "cqels"],
     }
@@ -156,6 +161,11 @@ def test_bare_numbers_count_the_time_unit() -> None:
         ("max_runs", 2.5, "parameter max_runs: 2.5 is not allowed; allowed: a positive integer"),
         ("output.empty", "maybe", "expected true or false"),
         ("strategy", "greedy", "allowed: strict \\| skip_till_next"),
+        (
+            "input_unit",
+            "item",
+            "parameter input_unit: 'item' is not allowed.*triple \\| occurrence",
+        ),
         ("r2s", "istream ", None),
         ("window.t0", True, "window.t0: True is not allowed"),
         ("profile", Profile, "profile"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,13 +17,25 @@ from rsep.algebra.events import (
     Seq,
     Sequence,
     Strategy,
+    StreamBgp,
     Within,
 )
 from rsep.algebra.params import Parameters, Source
-from rsep.algebra.plan import Ask, Construct, Dataset, EventJoin, Output, Plan, Select, explain
+from rsep.algebra.plan import (
+    Ask,
+    Construct,
+    Dataset,
+    EventJoin,
+    Output,
+    Plan,
+    Rule,
+    Select,
+    explain,
+)
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import LandmarkWindow, NamedWindow, PresentRule, TimeWindow
+from rsep.errors import UserError
 
 EX = "http://example.org/"
 
@@ -133,3 +147,50 @@ def test_explain_event_patterns_and_automaton() -> None:
     )
     assert "automaton\n  NFA_scep SEQ(A; B+) (within 1m)" in text
     assert "    x1 -take-> x1    ({u2}, +, B)" in text
+
+
+def _epsparql(template: str | None, *, feedback: bool = False) -> Plan:
+    """A one-pattern EP-SPARQL plan: ``?c :down ?a`` over the stream, as SELECT or as a
+    CONSTRUCT of ``template``."""
+    bgp = StreamBgp(GraphPatternRef(f"{{ ?c <{EX}down> ?a }}", frozenset("ca")))
+    form: Select | Construct = Select() if template is None else Construct(template)
+    return Plan(form, Dataset(streams=(EX + "S",)), bgp, output=Output(None, feedback))
+
+
+def test_a_construct_plan_is_a_rule_and_the_plan_carries_the_rules_of_others() -> None:
+    """EP-SPARQL Sect. 4.2's query set Q: a CONSTRUCT plan is a rule (its pattern and
+    template), a CONSTRUCT fed back is its own first rule, the rules of other queries
+    follow; a plan with rules pickles (Spark ships it to its tasks) and compares by them."""
+    other = _epsparql(f"?a <{EX}rated> ?c .")
+    rule = Rule.of(other)
+    assert (rule.pattern, rule.template, rule.expressions) == (other.r2r, other.form.template, ())  # type: ignore[union-attr]
+    reading = replace(_epsparql(None), rules=(rule,))
+    assert reading.closure_rules == (rule,)
+    fed = replace(_epsparql(f"?c <{EX}bad> ?a .", feedback=True), rules=(rule,))
+    assert fed.closure_rules == (Rule.of(fed), rule)
+    assert _epsparql(f"?c <{EX}bad> ?a .").closure_rules == ()  # not fed back: no rule
+    assert pickle.loads(pickle.dumps(fed)) == fed and fed != replace(fed, rules=())
+
+
+def test_what_is_no_rule_is_refused() -> None:
+    with pytest.raises(UserError, match="needs a CONSTRUCT query, not SELECT"):
+        Rule.of(_epsparql(None))
+    joined = replace(
+        _epsparql("?c <http://example.org/x> ?a ."),
+        r2r=EventJoin(_epsparql(None).r2r, GraphPatternRef("{ ?a ?p ?o }")),  # type: ignore[arg-type]
+    )
+    with pytest.raises(UserError, match=r"event pattern over the stream.*not EventJoin"):
+        Rule.of(joined)
+
+
+def test_explain_prints_the_rules_of_other_queries() -> None:
+    """Each rule: its template, its sub-select's expressions, and its pattern tree."""
+    rule = replace(Rule.of(_epsparql(f"?a <{EX}rated> ?c .")), expressions=(("n", "?a + 1"),))
+    text = explain(replace(_epsparql(None), rules=(rule,)))
+    at = text.index("  rule 1   CONSTRUCT { ?a <http://example.org/rated> ?c . }")
+    assert text[at:].splitlines()[1:4] == [
+        "    (?a + 1 AS ?n)",
+        "    StreamBgp",
+        "      graph pattern { { ?c <http://example.org/down> ?a } }  binds ?a ?c",
+    ]
+    assert "  rule " not in explain(_epsparql(None))

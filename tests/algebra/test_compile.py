@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from test_dialect_ast import PAPER_PREFIXES
 from test_dialect_grammars import KNOWN_BAD, PAPER_CASES, SHARED_CASES, Case
 from test_stream_checks import KNOWN_INVALID
 
-from rsep.algebra.compile import compile_query, stream_window
+from rsep.algebra.compile import compile_query, stream_window, with_rules
 from rsep.algebra.events import (
     CepSeq,
     CepWindow,
@@ -33,6 +34,7 @@ from rsep.algebra.events import (
     EventFilter,
     Gpm,
     GraphPatternRef,
+    InputUnit,
     Match,
     PartitionBy,
     Seq,
@@ -42,9 +44,10 @@ from rsep.algebra.events import (
     Within,
 )
 from rsep.algebra.params import PARAMETERS, ParameterError, Parameters, Source
-from rsep.algebra.plan import EventJoin, Plan, Select, explain, unnamed_window
+from rsep.algebra.plan import Construct, EventJoin, Plan, Rule, Select, explain, unnamed_window
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import CountWindow, TimeWindow, WindowBounds
+from rsep.errors import UserError
 from rsep.lang import QuerySemanticError, get_dialect, parse_query
 from rsep.lang.dialects import PARAMETER_NAMES, all_dialects
 from rsep.rdf.event import Event as StreamEvent
@@ -382,6 +385,58 @@ def test_epsparql_temporal_joins_and_filters() -> None:
     seq = plan.r2r.pattern
     assert isinstance(seq, SeqJoin) and isinstance(seq.left, SeqJoin)  # to the left
     assert isinstance(seq.right, StreamBgp)
+
+
+EP_DOWN = "PREFIX : <http://e/> SELECT ?c ?a WHERE { ?a :downrates ?c }"
+EP_RULE = (
+    "PREFIX : <http://e/> CONSTRUCT { ?c :downratedBy ?a } "
+    "WHERE { ?a :rates ?c } SEQ { ?a :cuts ?c }"
+)
+
+
+def test_with_rules_gives_an_epsparql_plan_the_rules_of_other_construct_queries() -> None:
+    """EP-SPARQL's query set Q (Sect. 4.2): the CONSTRUCT queries' rules join the plan's,
+    in order; a rule must be an EP-SPARQL CONSTRUCT, and only an EP-SPARQL pattern reads
+    a closure."""
+    plan, rule = compiled(EP_DOWN, "epsparql"), compiled(EP_RULE, "epsparql")
+    once = with_rules(plan, [rule])
+    assert once.rules == (Rule.of(rule),) and once.r2r == plan.r2r
+    assert with_rules(once, [rule]).rules == (Rule.of(rule), Rule.of(rule))
+    with pytest.raises(UserError, match="needs a CONSTRUCT query"):
+        with_rules(plan, [plan])
+    rsepql = compiled(
+        "PREFIX : <http://example.org/> SELECT ?x FROM NAMED WINDOW :w ON :S [RANGE 5 STEP 1] "
+        "WHERE { MATCH (EVENT :w { ?x :p ?y }) }"
+    )
+    with pytest.raises(UserError, match="not an EP-SPARQL event pattern"):
+        with_rules(rsepql, [rule])
+    construct = replace(rsepql, form=Construct("?x <http://e/q> ?x ."))
+    with pytest.raises(UserError, match="is an EP-SPARQL CONSTRUCT"):
+        with_rules(plan, [construct])
+
+
+@pytest.mark.parametrize(
+    ("pragma", "overrides", "source"),
+    [
+        ("", {}, Source.DIALECT_DEFAULT),
+        ("PRAGMA input_unit = occurrence\n", {}, Source.QUERY_TEXT),
+        ("PRAGMA input_unit = triple\n", {"input_unit": "occurrence"}, Source.COMMAND_LINE),
+    ],
+)
+def test_input_unit_from_pragma_or_set(
+    pragma: str, overrides: dict[str, str], source: Source
+) -> None:
+    """RSEP-QL's input unit (Def. 8-10 vs. Example 11) is a plan parameter: ``PRAGMA
+    input_unit`` and ``--set input_unit=…`` choose it, the dialect gives ``triple``."""
+    plan = compiled(
+        pragma + "PREFIX : <http://example.org/> SELECT ?x "
+        "FROM NAMED WINDOW :w ON :S [RANGE 5 STEP 1] WHERE { MATCH (EVENT :w { ?x :p ?y }) }",
+        "rsepql",
+        overrides=overrides,
+    )
+    expected = InputUnit.TRIPLE if source is Source.DIALECT_DEFAULT else InputUnit.OCCURRENCE
+    assert plan.parameters.input_unit is expected
+    assert plan.parameters.source("input_unit") is source
 
 
 def test_cqelscep_sequence_in_a_window_nests_to_the_right() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from rsep.cli import main as cli
+from rsep.rdf.terms import XSD
 
 ENGINES = [
     "reference",
@@ -152,6 +153,7 @@ def test_spaseq_external_knowledge_base_folder(
 # RSEP-QL --------------------------------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[2]
+EX = "http://example.org/"
 RSEPQL_EXAMPLE_4 = """PREFIX : <http://example.org/>
 SELECT ?x ?y ?z
 FROM NAMED WINDOW :w1 ON :S [LANDMARK T0 1]
@@ -223,6 +225,94 @@ def test_epsparql_query_3_from_files(
         }
         for name in ("cyberdyne", "umbrella")
     ]
+
+
+def _paper_query(tmp_path: Path, name: str) -> str:
+    """A query of tests/lang/paper_queries/epsparql with its prefixes, as a file."""
+    text = (REPO / "tests" / "lang" / "paper_queries" / "epsparql" / name).read_text("utf-8")
+    path = tmp_path / name
+    path.write_text(f"PREFIX : <{EX}>\nPREFIX xsd: <{XSD}>\n{text}", encoding="utf-8")
+    return str(path)
+
+
+def test_epsparql_query_2_reads_the_rules_of_query_4(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """``--rules``: EP-SPARQL query (2) over tests/semantics/data/epsparql/ratings.trig reads
+    the downratings query (4) derives (``clos_{(4)}(S)``, Sect. 4.2; the oracle's
+    test_query_2_over_the_closure_of_query_4): :acme's drop comes with :moodys, which
+    downrated it before; :globex has no agency, and :initech's downrating comes after its
+    drop. The rule is part of the plan, so every engine reads it."""
+    two, four = _paper_query(tmp_path, "query2.epsparql"), _paper_query(tmp_path, "query4.epsparql")
+    stream = f"{EX}S={REPO / 'tests/semantics/data/epsparql/ratings.trig'}"
+    found = run([two, "--stream", stream, "--rules", four], capsys, engine)
+    agencies = sorted(
+        (r["bindings"]["company"], r["bindings"].get("ratingagency", "")) for r in found
+    )
+    assert agencies == [
+        (f"<{EX}acme>", f"<{EX}moodys>"),
+        (f"<{EX}globex>", ""),
+        (f"<{EX}initech>", ""),
+    ]
+    if engine == "reference":
+        alone = run([two, "--stream", stream], capsys, engine)
+        assert all("ratingagency" not in r["bindings"] for r in alone) and len(alone) == 3
+
+
+def test_rules_that_are_no_epsparql_construct_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``--rules`` query must be an EP-SPARQL CONSTRUCT, and only an EP-SPARQL query reads
+    rules: both refused with the file named (exit 1)."""
+    two = _paper_query(tmp_path, "query2.epsparql")
+    stream = f"{EX}S={REPO / 'tests/semantics/data/epsparql/ratings.trig'}"
+    assert cli.main(["run", two, "--stream", stream, "--rules", two]) == 1
+    assert f"--rules {two}: a CONSTRUCT rule needs a CONSTRUCT query" in capsys.readouterr().err
+    four = _paper_query(tmp_path, "query4.epsparql")
+    rsepql = tmp_path / "example4.rsepql"
+    rsepql.write_text(RSEPQL_EXAMPLE_4, encoding="utf-8")
+    assert cli.main(["run", str(rsepql), "--stream", stream, "--rules", four]) == 1
+    assert "not an EP-SPARQL event pattern" in capsys.readouterr().err
+
+
+# RSEP-QL's input unit ---------------------------------------------------------------------
+
+RSEPQL_EXAMPLE_11 = RSEPQL_EXAMPLE_4.replace(
+    "MATCH (", "MATCH [SELECTION chronological CONSUMPTION chronological] ("
+)
+
+
+@pytest.mark.parametrize("how", ["default", "pragma", "set"])
+def test_rsepql_input_unit_from_pragma_or_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, how: str
+) -> None:
+    """Example 4 under Example 11's policies (SEQ^c, P^c) over Fig. 1's stream continued
+    (tests/semantics/data/rsepql/s_continued.trig: (a1 p b1) again at 12, (b1 q c1) again at
+    14). At 6 the answer uses a1 b1 c1 and a2 b2 c2. Under Def. 8-9's sets of triples
+    (``input_unit`` triple, the default) the repeated triples are not new and were consumed:
+    only a4 b4 c4 at 14; counted per stream item (``PRAGMA input_unit = occurrence`` or
+    ``--set input_unit=occurrence``, Sect. 2 and Example 11's reading) a1 b1 c1 matches
+    again at 14."""
+    text = RSEPQL_EXAMPLE_11
+    args = []
+    if how == "pragma":
+        text = text.replace("SELECT", "PRAGMA input_unit = occurrence\nSELECT", 1)
+    elif how == "set":
+        args = ["--set", "input_unit=occurrence"]
+    query = tmp_path / "example11.rsepql"
+    query.write_text(text, encoding="utf-8")
+    stream = f"{EX}S={REPO / 'tests/semantics/data/rsepql/s_continued.trig'}"
+    found = run([str(query), "--stream", stream, *args], capsys, engine)
+    rows = sorted((r["time"], r["bindings"]["x"], r["bindings"]["z"]) for r in found)
+    again = [(14, f"<{EX}a1>", f"<{EX}c1>")] if how != "default" else []
+    assert rows == sorted(
+        [
+            (6, f"<{EX}a1>", f"<{EX}c1>"),
+            (6, f"<{EX}a2>", f"<{EX}c2>"),
+            *again,
+            (14, f"<{EX}a4>", f"<{EX}c4>"),
+        ]
+    )
 
 
 # CQELS-CEP ------------------------------------------------------------------------------

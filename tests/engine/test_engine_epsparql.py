@@ -33,6 +33,7 @@ from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed
 from semantics_data import EX, expand
 from test_nfa_runtime import drivers
 
+from rsep.algebra.compile import with_rules
 from rsep.algebra.events import (
     And,
     EqJoin,
@@ -58,11 +59,10 @@ from rsep.algebra.plan import (
     Select,
 )
 from rsep.engine import incremental_query
-from rsep.engine.epsparql import EpsparqlQuery, Rule, sigma
+from rsep.engine.epsparql import EpsparqlQuery, sigma
 from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.terms import XSD
-from rsep.semantics import ContinuousQuery
 from rsep.semantics import epsparql as oracle_epsparql
 
 S = paper.S
@@ -73,41 +73,26 @@ SECOND = paper.SECOND
 # Running both -----------------------------------------------------------------------------
 
 
-def oracle(plan: Plan, events: Sequence[Event], rules: Sequence[Rule] = ()) -> list[str]:
-    """The oracle's results, canonical; ``rules`` become the oracle's own rules."""
-    if not rules:
-        return driving.oracle(plan, events)
-    query = ContinuousQuery(plan, StreamSet.from_events(events))
-    assert isinstance(query.events, oracle_epsparql.EpsparqlEvaluation)
-    query.events = oracle_epsparql.EpsparqlEvaluation(
-        query.plan,
-        query.dataset,
-        query.matcher,
-        rules=[oracle_epsparql.Rule(r.pattern, r.template, r.expressions) for r in rules],
-    )
-    return canonical(r for answer in query.answers() for r in answer.results)
+def oracle(plan: Plan, events: Sequence[Event]) -> list[str]:
+    """The oracle's results, canonical (the rules of other queries are the plan's)."""
+    return driving.oracle(plan, events)
 
 
-def engine(
-    plan: Plan,
-    events: Sequence[Event],
-    driver: Driver | None = None,
-    rules: Sequence[Rule] = (),
-) -> list[str]:
-    """The engine's results, fed as ``driver`` says (``driving.feed``), canonical (the
-    dispatcher's evaluator without rules)."""
-    query = EpsparqlQuery(plan, rules=rules) if rules else incremental_query(plan)
+def engine(plan: Plan, events: Sequence[Event], driver: Driver | None = None) -> list[str]:
+    """The engine's results, fed as ``driver`` says (``driving.feed``), canonical: the
+    dispatcher's evaluator, built from the plan alone, as Spark's tasks build it."""
+    query = incremental_query(plan)
     return canonical(feed(query, events, driver or ONE_BATCH)[0])
 
 
 BATCHES = (Driver(), Driver(batches=(1,)), Driver(batches=(2,), pickles=(True,) * 40))
 
 
-def same(plan: Plan, events: Sequence[Event], rules: Sequence[Rule] = ()) -> list[str]:
+def same(plan: Plan, events: Sequence[Event]) -> list[str]:
     """The engine equals the oracle under every driver of ``BATCHES``; returns the results."""
-    expected = oracle(plan, events, rules)
+    expected = oracle(plan, events)
     for driver in BATCHES:
-        assert engine(plan, events, driver, rules) == expected, driver
+        assert engine(plan, events, driver) == expected, driver
     return expected
 
 
@@ -147,34 +132,24 @@ def test_query_1_with_the_condition_of_rule_13() -> None:
 
 
 def test_query_2_over_the_closure_of_query_4() -> None:
-    """Query (2) reads query (4)'s derivations (``clos_{(4)}(S)``): :acme with :moodys."""
-    four = paper.paper_plan("query4.epsparql")
-    rule = Rule.of(four)
-    expected = same(
-        paper.paper_plan("query2.epsparql"), events_of(paper.fixture("ratings.trig")), [rule]
-    )
+    """Query (2) reads query (4)'s derivations (``clos_{(4)}(S)``): :acme with :moodys;
+    query (4)'s rule is part of (2)'s plan (``with_rules``, as ``rsep run --rules``)."""
+    two = with_rules(paper.paper_plan("query2.epsparql"), [paper.paper_plan("query4.epsparql")])
+    expected = same(two, events_of(paper.fixture("ratings.trig")))
     assert len(expected) == 3 and sum("moodys" in line for line in expected) == 1
-
-
-def _query_5_rule() -> Rule:
-    found = paper.query_5_rule()
-    return Rule(found.pattern, found.template, found.expressions)
 
 
 def test_query_5_running_count_and_sum() -> None:
     """Rule (5) over acme.trig: its pattern's solutions over the closure (four points)."""
-    rule = _query_5_rule()
-    plan = paper.plan_of(rule.pattern)
-    expected = same(plan, events_of(paper.fixture("acme.trig")), [rule])
+    rule = paper.query_5_rule()
+    plan = replace(paper.plan_of(rule.pattern), rules=(rule,))
+    expected = same(plan, events_of(paper.fixture("acme.trig")))
     assert len(expected) >= 4
 
 
 def test_query_6_over_the_closure_of_query_5() -> None:
-    expected = same(
-        paper.paper_plan("query6.epsparql"),
-        events_of(paper.fixture("acme.trig")),
-        [_query_5_rule()],
-    )
+    six = replace(paper.paper_plan("query6.epsparql"), rules=(paper.query_5_rule(),))
+    expected = same(six, events_of(paper.fixture("acme.trig")))
     assert len(expected) == 1
 
 

@@ -59,7 +59,6 @@ from rsep.rdf.event import Event as Item
 from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import Result, SelectResult
 from rsep.semantics import ContinuousQuery
-from rsep.semantics import rsepql as oracle_rsepql
 
 # Running the engine and the oracle ------------------------------------------------------------
 
@@ -70,13 +69,12 @@ def run_engine(
     graphs: Mapping[str, frozenset[Triple]] | None = None,
     driver: Driver = ONE_BATCH,
     *,
-    unit: InputUnit = InputUnit.TRIPLE,
     start: int | None = None,
     until: int | None = None,
 ) -> tuple[list[Result], int | None]:
     """The engine's results fed as ``driver`` says (``driving.feed``: the streams
     interleave, so a watermark not past the last one is skipped), and the last watermark."""
-    query = RsepqlQuery(plan, graphs, unit=unit, start=start)
+    query = RsepqlQuery(plan, graphs, start=start)
     events = StreamSet(streams).events()
     return feed(query, events, driver, room=6, rising=True, until=until)
 
@@ -86,19 +84,13 @@ def run_oracle(
     streams: Sequence[Stream],
     graphs: Mapping[str, frozenset[Triple]] | None = None,
     *,
-    unit: InputUnit = InputUnit.TRIPLE,
     start: int | None = None,
     until: int | None = None,
     watermark: int | None = None,
 ) -> list[Result]:
     """The oracle's results over the range the engine's run covers (its ``until``, or the
-    default range's end, or the watermark when that is later); ``unit`` is given to the
-    oracle's RSEP-QL evaluator."""
+    default range's end, or the watermark when that is later)."""
     query = ContinuousQuery(plan, StreamSet(streams), dict(graphs or {}))
-    if unit is not InputUnit.TRIPLE:
-        query.events = oracle_rsepql.RsepqlEvaluation(
-            query.plan, query.dataset, query.matcher, unit=oracle_rsepql.InputUnit(unit.value)
-        )
     if until is None:
         until = query.time_range(start).until
     if watermark is not None:
@@ -107,9 +99,8 @@ def run_oracle(
 
 
 class Options(TypedDict, total=False):
-    """What both runs are given besides the input: the input unit, start and end."""
+    """What both runs are given besides the input: start and end."""
 
-    unit: InputUnit
     start: int | None
     until: int | None
 
@@ -198,11 +189,12 @@ def check_paper(
     params: Mapping[str, object] | None = None,
 ) -> None:
     """The engine gives the oracle's answers at ET = ``instants`` and they are the
-    expected event mappings of the oracle's tests (without time annotations)."""
-    plan = example_plan(match, windows, params=params)
-    found = assert_same(plan, streams, unit=unit, start=instants[0], until=instants[-1])
+    expected event mappings of the oracle's tests (without time annotations); ``unit`` is
+    the plan's parameter ``input_unit``."""
+    plan = example_plan(match, windows, params={**(params or {}), "input_unit": unit})
+    found = assert_same(plan, streams, start=instants[0], until=instants[-1])
     assert answers_at(found) == expected_at(instants, expected)
-    everything = assert_same(plan, streams, unit=unit, driver=Driver((1,), (0.5,), (True,)))
+    everything = assert_same(plan, streams, driver=Driver((1,), (0.5,), (True,)))
     assert everything or not any(expected)
 
 
@@ -399,6 +391,24 @@ def test_compiled_example_4() -> None:
         assert assert_same(plan, [paper.S], driver=Driver((1, 2), (0.0, None, 1.0)))
 
 
+def test_compiled_input_unit_reaches_the_engine() -> None:
+    """``PRAGMA input_unit = occurrence`` reaches the evaluator built from the plan alone
+    (``incremental_query``, as Spark's tasks build it): Example 4 under Example 11's
+    policies over Fig. 1 continued gives the oracle's answers, with a1 b1 c1 again at 14
+    (counted per stream item), which the default ``triple`` does not give."""
+    dialect = get_dialect("rsepql")
+    text = paper.EXAMPLE_4 % "[SELECTION chronological CONSUMPTION chronological]"
+    at_14 = {}
+    for pragma in ("", "PRAGMA input_unit = occurrence\n"):
+        query = parse_query(pragma + text, dialect)
+        plan = compile_query(query, dialect, overrides={"window.bounds": "open_closed"})
+        evaluator = incremental_query(plan)
+        assert isinstance(evaluator, RsepqlQuery) and evaluator.unit is plan.parameters.input_unit
+        found = answers_at(assert_same(plan, [paper.S_CONTINUED]))
+        at_14[plan.parameters.input_unit] = sorted(dict(row)["x"] for row in found.get(14, ()))
+    assert at_14 == {InputUnit.TRIPLE: [":a4"], InputUnit.OCCURRENCE: [":a1", ":a4"]}
+
+
 def test_query_forms() -> None:
     """CONSTRUCT, ASK, DISTINCT, expressions and the three streaming operators over
     Fig. 1's E1 SEQ E2."""
@@ -554,12 +564,11 @@ def random_sequence(rng: Random, windows: Sequence[str]) -> EventPattern:
 
 @dataclass(frozen=True)
 class Case:
-    """One differential case: plan, streams, graphs, input unit and driver."""
+    """One differential case: plan (with its input unit), streams, graphs and driver."""
 
     plan: Plan
     streams: tuple[Stream, ...]
     graphs: Mapping[str, frozenset[Triple]]
-    unit: InputUnit
     driver: Driver
 
 
@@ -611,7 +620,10 @@ def random_case(family: str, seed: int) -> Case:
             named = (LABELS,)
         else:
             r2r = EventJoin(match, pattern(f"{{ GRAPH <{names[0]}> {{ ?y :q ?v }} }}"))
-    params: dict[str, object] = {"r2s": rng.choice(("rstream", "rstream", "istream", "dstream"))}
+    params: dict[str, object] = {
+        "r2s": rng.choice(("rstream", "rstream", "istream", "dstream")),
+        "input_unit": unit,
+    }
     report = rng.choice(REPORTS)
     if report is not None:
         params["window.report"] = report
@@ -627,7 +639,7 @@ def random_case(family: str, seed: int) -> Case:
         tuple(rng.choice((None, 0.0, 0.5, 1.0)) for _ in range(rng.randint(0, 4))),
         tuple(rng.random() < 0.3 for _ in range(rng.randint(0, 3))),
     )
-    return Case(plan, stream_items, graphs, unit, driver)
+    return Case(plan, stream_items, graphs, driver)
 
 
 SEEDS = st.integers(0, 2**32 - 1)
@@ -635,7 +647,7 @@ SEEDS = st.integers(0, 2**32 - 1)
 
 def differential(case: Case) -> None:
     """Engine == oracle on one case."""
-    assert_same(case.plan, case.streams, case.graphs, case.driver, unit=case.unit)
+    assert_same(case.plan, case.streams, case.graphs, case.driver)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

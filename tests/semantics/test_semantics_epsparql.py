@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ from rsep.algebra.events import (
     Within,
 )
 from rsep.algebra.params import Source
-from rsep.algebra.plan import Construct, Dataset, Plan, Select
+from rsep.algebra.plan import Construct, Dataset, Plan, Rule, Select
 from rsep.errors import UserError
 from rsep.lang import QuerySyntaxError, get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
@@ -56,7 +57,6 @@ from rsep.semantics.dataset import StreamingDataset
 from rsep.semantics.epsparql import (
     EpsparqlEvaluation,
     Occurrence,
-    Rule,
     Solutions,
     TriplePatterns,
     bgp,
@@ -102,8 +102,10 @@ def fixture(name: str) -> StreamSet:
 
 
 def evaluation(plan: Plan, streams: StreamSet, rules: Sequence[Rule] = ()) -> EpsparqlEvaluation:
+    """The oracle's evaluator of ``plan`` carrying ``rules`` of other queries (its Q)."""
+    plan = replace(plan, rules=(*plan.rules, *rules))
     dataset = StreamingDataset.of(plan, streams, {})
-    return EpsparqlEvaluation(plan, dataset, GraphMatcher(dataset.forms), rules=rules)
+    return EpsparqlEvaluation(plan, dataset, GraphMatcher(dataset.forms))
 
 
 def day(text: str) -> int:

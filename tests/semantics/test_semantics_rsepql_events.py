@@ -137,10 +137,11 @@ def evaluation(
     params: Mapping[str, object] | None = None,
     unit: InputUnit = InputUnit.TRIPLE,
 ) -> RsepqlEvaluation:
-    """The evaluator of ``match`` over ``streams``."""
-    plan = make_plan(match, windows, params=params)
+    """The evaluator of ``match`` over ``streams``; ``unit`` is the parameter
+    ``input_unit``."""
+    plan = make_plan(match, windows, params={**(params or {}), "input_unit": unit})
     dataset = StreamingDataset.of(plan, StreamSet(streams), {})
-    return RsepqlEvaluation(plan, dataset, GraphMatcher(), unit=unit)
+    return RsepqlEvaluation(plan, dataset, GraphMatcher())
 
 
 def run(evaluator: RsepqlEvaluation, instants: Sequence[int]) -> list[list[Row]]:
@@ -614,6 +615,48 @@ def test_compiled_example_4() -> None:
     assert {8, 10} <= set(evaluator.instants())
     query = ContinuousQuery(compiled().plan, StreamSet([S]))
     assert sum(bag(Mu(m) for m in query.eval(8)).values()) == 3
+
+
+@pytest.mark.parametrize("where", ["pragma", "set"])
+def test_compiled_example_11_counts_stream_items(where: str) -> None:
+    """Example 4 with Example 11's policies and ``PRAGMA input_unit = occurrence`` (or
+    ``--set input_unit=occurrence``), parsed, compiled and evaluated: e1, e2 at 8 and
+    nothing at 10, where "the new coming triple (:b1 :q :c1)" of G5 is available input, as
+    Example 11 reads it (Def. 9's sets do not count it as new: the default ``triple`` has
+    it consumed); over Fig. 1 continued, a1 b1 c1 matches again at 14."""
+    dialect = get_dialect("rsepql")
+    text = EXAMPLE_4 % "[SELECTION chronological CONSUMPTION chronological]"
+    overrides = {"window.bounds": "open_closed"}
+    if where == "pragma":
+        text = "PRAGMA input_unit = occurrence\n" + text
+    else:
+        overrides["input_unit"] = "occurrence"
+    plan = compile_query(parse_query(text, dialect), dialect, overrides=overrides)
+    triple = compile_query(
+        parse_query(EXAMPLE_4 % "[SELECTION chronological CONSUMPTION chronological]", dialect),
+        dialect,
+        overrides={"window.bounds": "open_closed"},
+    )
+    assert plan.parameters.input_unit is InputUnit.OCCURRENCE
+    assert triple.parameters.input_unit is InputUnit.TRIPLE
+    [b1c1] = triples(":b1 :q :c1")
+    for chosen, available in ((plan, True), (triple, False)):
+        evaluator = RsepqlEvaluation(
+            chosen, StreamingDataset.of(chosen, StreamSet([S]), {}), GraphMatcher()
+        )
+        assert run(evaluator, [8, 10]) == [[E_1, E_2], []]
+        inputs = evaluator.inputs(10)
+        assert inputs is not None
+        assert (Input(10, b1c1) in inputs[W2.iri]) is available
+    continued = RsepqlEvaluation(
+        plan, StreamingDataset.of(plan, StreamSet([S_CONTINUED]), {}), GraphMatcher()
+    )
+    assert run(continued, [8, 10, 12, 14]) == [
+        [E_1, E_2],
+        [],
+        [],
+        [row("x=a1 y=b1 z=c1", 12, 14), row("x=a4 y=b4 z=c4", 12, 14)],
+    ]
 
 
 def test_selection_and_consumption_from_the_parameters() -> None:

@@ -7,9 +7,9 @@ Those tests build their examples inline (a plan per call), so no table can be im
 ``engine``, ``run_both``) replaced by a recorder that notes what the engine is given and
 answers with the oracle's results, so the tests' own assertions check the oracle against
 the papers' numbers on the way, and an engine bug cannot stop the recording (the engine
-tests report it). An example that a plan alone cannot describe (rules given to the
-evaluator, RSEP-QL's per-occurrence input unit) is kept with the reason, as
-:attr:`Example.skip`.
+tests report it). Every example is a plan alone: RSEP-QL's input unit is the plan's
+parameter ``input_unit``, and the CONSTRUCT rules of other EP-SPARQL queries are the plan's
+``rules``.
 """
 
 from __future__ import annotations
@@ -140,15 +140,14 @@ with results derived by hand, instead of the oracle's."""
 @dataclass(frozen=True)
 class Example:
     """One acceptance example: the plan, its events and graphs as the engine test gives
-    them; ``skip`` says why a plan alone cannot carry it; ``pinned`` are the results its
-    test pins when the oracle is too slow to run here."""
+    them; ``pinned`` are the results its test pins when the oracle is too slow to run
+    here."""
 
     language: str
     source: str
     plan: Plan
     events: tuple[Event, ...]
     graphs: Mapping[str, frozenset[Triple]] = field(default_factory=dict)
-    skip: str | None = None
     pinned: tuple[str, ...] | None = None
 
     def streams(self) -> StreamSet:
@@ -179,7 +178,7 @@ class Example:
     def key(self) -> tuple[Any, ...]:
         """What makes two recorded examples one."""
         graphs = tuple(sorted((k, frozenset(v)) for k, v in self.graphs.items()))
-        return repr(self.plan), self.events, graphs, self.skip
+        return repr(self.plan), self.events, graphs
 
 
 def _start(event: Event) -> int:
@@ -233,23 +232,11 @@ def _recorded(
     """The example of one runner call (``bound``: its arguments by name)."""
     plan: Plan = bound["plan"]
     graphs = dict(bound.get("graphs") or {})
-    skip = None
     if language == "rsepql":
         events = tuple(StreamSet(bound["streams"]).events())
-        unit = bound.get("unit")
-        if unit is not None and unit.value != "triple":
-            skip = (
-                f"input unit {unit.value}: RsepqlQuery's constructor argument, not a plan "
-                "parameter (rsep run cannot choose it)"
-            )
     else:
         events = tuple(bound["events"])
-    if bound.get("rules"):
-        skip = (
-            "rules of other queries (the Q-closure) are given to EpsparqlQuery directly; "
-            "replay and live build the evaluator from the plan (incremental_query)"
-        )
-    return Example(language, source, plan, events, graphs, skip, pinned)
+    return Example(language, source, plan, events, graphs, pinned)
 
 
 def _oracle_answer(module: Any, language: str, bound: Mapping[str, Any]) -> Any:
@@ -258,10 +245,10 @@ def _oracle_answer(module: Any, language: str, bound: Mapping[str, Any]) -> Any:
     recording): each runner's return type, as its module computes the oracle's."""
     plan, graphs = bound["plan"], bound.get("graphs")
     if language == "rsepql":
-        options = {k: bound[k] for k in ("unit", "start", "until") if k in bound}
+        options = {k: bound[k] for k in ("start", "until") if k in bound}
         return module.run_oracle(plan, bound["streams"], graphs, **options), None
     if language == "epsparql":
-        return module.oracle(plan, bound["events"], bound.get("rules") or ())
+        return module.oracle(plan, bound["events"])
     if language == "cqelscep":
         return list(evaluate(plan, module.streamset(plan, bound["events"]), graphs))
     return list(evaluate(plan, StreamSet.from_events(bound["events"]), graphs))
@@ -269,7 +256,7 @@ def _oracle_answer(module: Any, language: str, bound: Mapping[str, Any]) -> Any:
 
 _SIGNATURES = {
     "rsepql": ("plan", "streams", "graphs", "driver"),
-    "epsparql": ("plan", "events", "driver", "rules"),
+    "epsparql": ("plan", "events", "driver"),
     "cqelscep": ("plan", "events", "graphs", "driver"),
     "spaseq": ("plan", "events", "graphs", "driver"),
 }

@@ -22,7 +22,7 @@ oracle's up to the final watermark.
 Every example takes a batch job and a streaming query (seconds each on a loaded 2-core
 machine), so the normal run takes :data:`SAMPLE`, the examples that exercise what Spark
 adds beyond tests/cli/test_run_events.py's four; ``-m exhaustive`` (or
-``RSEP_EXHAUSTIVE=1``) runs every example (about 130; half an hour on a loaded machine).
+``RSEP_EXHAUSTIVE=1``) runs every example (141; a quarter to half an hour on a loaded machine).
 """
 
 from __future__ import annotations
@@ -64,11 +64,14 @@ SAMPLE: dict[str, tuple[str, ...]] = {
         "test_csparql_window_and_table_1 #1",  # W^τ(7, 1), last ended; answers after the data
         "test_match_joined_with_a_graph_pattern #1",  # a static graph
         "test_event_pattern_over_two_streams #1",  # two streams, two files' streams
+        # the plan's input_unit: a triple that arrives again is new per stream item
+        "test_consumption_of_triples_that_arrive_again[occurrence-expected1]",
     ),
     "epsparql": (
         "test_paper_queries[query4.epsparql-ratings.trig-2]",  # CONSTRUCT fed back
         "test_etalis_ep_sparql_07_recursion_through_the_stream",  # 998 triples in one answer
         "test_etalis_ep_sparql_12_and_consumption_policies #2",
+        "test_query_2_over_the_closure_of_query_4",  # the plan's rules: another query's
     ),
     "cqelscep": (
         "test_case_2_a_seq_window_joined_with_another_window",  # lateness 6, an interval item
@@ -88,27 +91,6 @@ SAMPLE: dict[str, tuple[str, ...]] = {
 }
 """The normal run's examples (module docstring), by the names tests/spark/acceptance.py
 gives them."""
-
-SKIPPED = {
-    "rsepql": {
-        "test_example_11_chronological_consumption[occurrence]",
-        "test_figure_1_consumption_across_instants[recent-recent-expected1-occurrence]",
-        "test_figure_1_consumption_across_instants[unrestricted-chronological-expected2-occurrence]",
-        "test_figure_1_consumption_across_instants[naive-recent-expected3-occurrence]",
-        "test_consumption_of_triples_that_arrive_again[occurrence-expected1]",
-    },
-    "epsparql": {
-        "test_query_2_over_the_closure_of_query_4",
-        "test_query_5_running_count_and_sum",
-        "test_query_6_over_the_closure_of_query_5",
-    },
-    "cqelscep": set(),
-    "spaseq": set(),
-}
-"""The examples no plan can carry (:attr:`Example.skip`): RSEP-QL's per-occurrence input
-unit and EP-SPARQL's rules of other queries are arguments of the evaluator's constructor,
-which ``rsep run`` (and so replay and live) never passes. (Example 11 under the occurrence
-unit is also Fig. 1's chronological-chronological case, recorded once.)"""
 
 
 @pytest.fixture(scope="module")
@@ -162,18 +144,16 @@ def test_replay_and_live_every_example(
     tmp_path: Path,
     language: str,
 ) -> None:
-    """Every example replayed and live: the oracle's results; those no plan carries are
-    exactly :data:`SKIPPED`."""
+    """Every example (each a plan alone: none is left out) replayed and live: the
+    oracle's results."""
     found = examples(language, True, recorded, request)
-    assert {e.source for e in found if e.skip is not None} == SKIPPED[language]
     assert {e.source.split("[")[0].split(" #")[0] for e in found} == {
         *ACCEPTANCE[language][2],
         *(USE_CASES if language == "spaseq" else ()),
     }
-    runnable = [e for e in found if e.skip is None]
     started = time.perf_counter()
-    assert_replay_and_live(spark, runnable, tmp_path)
-    print(f"{language}: {len(runnable)} examples in {time.perf_counter() - started:.0f} s")
+    assert_replay_and_live(spark, found, tmp_path)
+    print(f"{language}: {len(found)} examples in {time.perf_counter() - started:.0f} s")
 
 
 def assert_replay_and_live(spark: SparkSession, found: list[Example], tmp_path: Path) -> None:

@@ -38,8 +38,8 @@ patterns is an :class:`~rsep.algebra.plan.EventJoin`. n-ary sequences are then n
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Variable
@@ -57,6 +57,7 @@ from rsep.algebra.plan import (
     Output,
     Plan,
     QueryForm,
+    Rule,
     Select,
     unnamed_window,
 )
@@ -70,6 +71,7 @@ from rsep.algebra.window import (
     TimeWindow,
     WindowFunction,
 )
+from rsep.errors import UserError
 from rsep.lang import ast
 from rsep.lang import ast_stream as s
 from rsep.lang.dialects import PARAMETER_NAMES, Dialect
@@ -88,6 +90,7 @@ __all__ = [
     "compile_query",
     "stream_window",
     "window_function",
+    "with_rules",
 ]
 
 STREAM_WINDOW = RSEP + "streamWindow"
@@ -129,6 +132,34 @@ def compile_query(
     )
     plan = apply_profile(plan)
     return binarise_sequences(plan, ASSOCIATIVITY.get(dialect.name, Associativity.RIGHT))
+
+
+def with_rules(plan: Plan, others: Iterable[Plan]) -> Plan:
+    """``plan`` reading the derivations of the CONSTRUCT queries ``others``: EP-SPARQL's
+    query set ``Q``, whose rules make the closure ``clos_Q(S)`` the pattern is evaluated
+    over (Sect. 4.2). Only an EP-SPARQL pattern reads a closure, and a rule is an EP-SPARQL
+    CONSTRUCT: anything else is a :class:`~rsep.errors.UserError`."""
+    if not _is_epsparql(plan.r2r):
+        raise UserError(
+            "rules of other queries feed EP-SPARQL's Q-closure (Sect. 4.2); this query's "
+            "pattern is not an EP-SPARQL event pattern"
+        )
+    rules = []
+    for other in others:
+        rule = Rule.of(other)
+        if not _is_epsparql(rule.pattern):
+            raise UserError("a rule of the Q-closure is an EP-SPARQL CONSTRUCT query")
+        rules.append(rule)
+    return replace(plan, rules=(*plan.rules, *rules))
+
+
+def _is_epsparql(r2r: R2R) -> bool:
+    """Whether ``r2r`` is (or joins) an EP-SPARQL event pattern: one over the stream's
+    triple occurrences (:class:`~rsep.algebra.events.StreamBgp`)."""
+    root = r2r.event if isinstance(r2r, EventJoin) else r2r
+    return isinstance(root, events.EventPattern) and any(
+        isinstance(node, events.StreamBgp) for node in root.walk()
+    )
 
 
 # Parameters ----------------------------------------------------------------------------

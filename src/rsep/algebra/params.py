@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Generic, TypeVar, cast
 
-from rsep.algebra.events import ConsumptionPolicy, SelectionPolicy, Strategy
+from rsep.algebra.events import ConsumptionPolicy, InputUnit, SelectionPolicy, Strategy
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import PresentRule, WindowBounds
@@ -327,6 +327,14 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "RSEP-QL Sect. 4.4, Def. 8-10",
     ),
     _spec_enum(
+        "input_unit",
+        InputUnit,
+        InputUnit.TRIPLE,
+        "what a consumption policy consumes: a triple of the window (from every item that "
+        "holds it), or the triple of one stream item",
+        "RSEP-QL Def. 8-10 (sets of triples) vs. Sect. 2 and Example 11 (stream items)",
+    ),
+    _spec_enum(
         "timestamps",
         Timestamps,
         Timestamps.POINT,
@@ -375,6 +383,7 @@ _BUILT_IN_NOTES = {
     "every compatible ordered combination",
     "selection": "RSEP-QL Eq. (7) takes all possible matches",
     "consumption": "P^u returns the full input at every evaluation (RSEP-QL Sect. 4.4)",
+    "input_unit": "RSEP-QL Def. 8-9 literally: I_i and Δ_i are sets of triples",
     "timestamps": "a stream item is (d, t) or (G, t) (RSP-QL Def. 9, RSEP-QL Def. 1)",
     "profile": "no engine profile: the other parameters apply as they are",
     "max_runs": "DESIGN.md: bound every state that can grow",
@@ -528,6 +537,11 @@ class Parameters(Mapping[str, Param[Any]]):
     def consumption(self) -> ConsumptionPolicy:
         """``consumption``."""
         return cast(ConsumptionPolicy, self.value("consumption"))
+
+    @property
+    def input_unit(self) -> InputUnit:
+        """``input_unit``."""
+        return cast(InputUnit, self.value("input_unit"))
 
     @property
     def timestamps(self) -> Timestamps:

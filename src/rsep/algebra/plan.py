@@ -42,6 +42,7 @@ from rsep.algebra.params import PARAMETERS, Parameters
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import NamedWindow, PresentRule, WindowFunction
+from rsep.errors import UserError
 from rsep.rdf.terms import RSEP
 from rsep.rdf.time import format_duration
 
@@ -55,6 +56,7 @@ __all__ = [
     "Output",
     "Plan",
     "QueryForm",
+    "Rule",
     "Select",
     "explain",
     "unnamed_window",
@@ -170,15 +172,58 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """A CONSTRUCT statement ``q`` of EP-SPARQL's query set ``Q`` (Sect. 4.2): its WHERE
+    pattern, its template ``P_q`` (triples with full IRIs) and the ``(e AS ?v)`` of a
+    sub-select around the WHERE part, computed from each solution before ``P_q`` is
+    instantiated (query (5); the plan has no node for a sub-select over an event pattern).
+    The triples its solutions derive re-enter the stream: ``clos_Q(S)``."""
+
+    pattern: EventPattern
+    template: str
+    expressions: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, plan: Plan) -> Rule:
+        """The rule of a CONSTRUCT plan whose WHERE part is an event pattern: the one place
+        a plan becomes a rule (the engine and the oracle both read :attr:`Plan.rules`)."""
+        if not isinstance(plan.form, Construct):
+            raise UserError(f"a CONSTRUCT rule needs a CONSTRUCT query, not {plan.form}")
+        if not isinstance(plan.r2r, EventPattern):
+            raise UserError(
+                "a CONSTRUCT rule's WHERE part is an event pattern over the stream "
+                f"(EP-SPARQL Sect. 4.2), not {type(plan.r2r).__name__}"
+            )
+        return cls(plan.r2r, plan.form.template)
+
+    def __str__(self) -> str:
+        return str(Construct(self.template))
+
+
+@dataclass(frozen=True)
 class Plan:
     """A continuous query ``(SE, SDS, ET, QF)`` with every operational choice explicit
-    (RSP-QL Def. 11 and 24; RSEP-QL Def. 5)."""
+    (RSP-QL Def. 11 and 24; RSEP-QL Def. 5).
+
+    ``rules`` are the CONSTRUCT statements of other queries of EP-SPARQL's query set ``Q``
+    whose derivations this query reads (``clos_Q(S)``, Sect. 4.2): part of the plan, so that
+    every evaluator built from it (the oracle, the engine in this process or in Spark
+    tasks) reads them."""
 
     form: QueryForm
     dataset: Dataset
     r2r: R2R
     parameters: Parameters = field(default_factory=Parameters.defaults)
     output: Output = field(default_factory=Output)
+    rules: tuple[Rule, ...] = ()
+
+    @property
+    def closure_rules(self) -> tuple[Rule, ...]:
+        """The rules of ``Q`` whose closure the pattern is evaluated over (EP-SPARQL
+        Sect. 4.2): the plan itself when it is a CONSTRUCT fed back into its input, then
+        :attr:`rules`."""
+        own = (Rule.of(self),) if self.output.feedback and isinstance(self.form, Construct) else ()
+        return (*own, *self.rules)
 
     @property
     def r2s(self) -> R2S:
@@ -316,6 +361,10 @@ def explain(plan: Plan) -> str:
     if out.feedback:
         target += ", fed back into the input"
     lines.append(f"  output   {target}")
+    for number, rule in enumerate(plan.rules, start=1):
+        lines.append(f"  rule {number}   {rule}  (EP-SPARQL Q-closure, Sect. 4.2)")
+        lines += [f"    ({text} AS ?{name})" for name, text in rule.expressions]
+        _tree(rule.pattern, 2, lines)
     lines.append("parameters")
     rows = [
         (name, params.show(name), str(params.source(name)), params[name].note)

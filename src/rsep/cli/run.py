@@ -14,7 +14,10 @@ The query is parsed (``--dialect``, or detected), compiled to a plan (``--set``,
     ``format=nquads|trig|jsonld|tnt``, ``starting=earliest|latest`` (Kafka), ``max=N``
     (records per trigger), ``errors=stop|skip``;
 - ``--graph IRI=FILE`` (repeatable): a static graph (Turtle, N-Triples, RDF/XML…) or, for a
-  ``.trig`` file, a time-varying graph (:func:`rsep.semantics.read_time_varying_graph`).
+  ``.trig`` file, a time-varying graph (:func:`rsep.semantics.read_time_varying_graph`);
+- ``--rules QUERY`` (repeatable): an EP-SPARQL CONSTRUCT query of the same query set ``Q``,
+  whose derived triples the query reads (the Q-closure, EP-SPARQL Sect. 4.2): its rule is
+  part of the plan (:attr:`rsep.algebra.plan.Plan.rules`), so every engine reads it.
 
 Engines (``--engine``): ``spark`` (the default) runs the incremental engine inside Spark
 tasks, as a batch replay of files (:func:`rsep.spark.replay.run_on_spark`) or, with a live
@@ -44,7 +47,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pyoxigraph import Triple
 
-from rsep.algebra.compile import compile_query
+from rsep.algebra.compile import compile_query, with_rules
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
 from rsep.cli.options import add_query_arguments, pair, query_base, read_query, settings
@@ -93,6 +96,17 @@ def add_data_arguments(p: Any) -> None:
         default=[],
         metavar="IRI=FILE",
         help="a static graph (Turtle, N-Triples…) or a time-varying graph (.trig); repeatable",
+    )
+    p.add_argument(
+        "--rules",
+        dest="rules",
+        action="append",
+        default=[],
+        metavar="QUERY",
+        help=(
+            "an EP-SPARQL CONSTRUCT query whose derived triples the query reads (its Q-closure, "
+            "EP-SPARQL Sect. 4.2), read in --dialect or its detected dialect; repeatable"
+        ),
     )
 
 
@@ -182,13 +196,29 @@ def _file_pair(item: str, option: str) -> tuple[str, Path]:
 
 
 def plan_of(args: argparse.Namespace) -> Plan:
-    """The plan of the command's query, dialect, ``--set`` and ``--profile``."""
+    """The plan of the command's query, dialect, ``--set`` and ``--profile``, reading the
+    derivations of the ``--rules`` queries (:func:`rsep.algebra.compile.with_rules`)."""
     text = read_query(args.query)
     dialect = get_dialect(args.dialect) if args.dialect else detect_dialect(text)
     query = parse_query(text, dialect, base=query_base(args.query))
-    return compile_query(
+    plan = compile_query(
         query, dialect, overrides=settings(args.settings), profile=getattr(args, "profile", None)
     )
+    for file in getattr(args, "rules", None) or []:
+        try:
+            plan = with_rules(plan, [_rule_plan(file, args.dialect)])
+        except UserError as exc:
+            raise UserError(f"--rules {file}: {exc}") from None
+    return plan
+
+
+def _rule_plan(file: str, dialect_name: str | None) -> Plan:
+    """The plan of a ``--rules`` query, in ``--dialect`` or its detected dialect (the
+    command's ``--set`` and ``--profile`` are the query's: a rule keeps only its pattern
+    and template)."""
+    text = read_query(file)
+    dialect = get_dialect(dialect_name) if dialect_name else detect_dialect(text)
+    return compile_query(parse_query(text, dialect, base=query_base(file)), dialect)
 
 
 def read_streams(items: list[str], time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> StreamSet:

@@ -27,7 +27,7 @@ current instant can only be part of solutions lasting more than ``d``, which WIT
 (intervals only grow up the tree). The optional side of OPTIONALSEQ is never pruned (an old
 optional solution still decides whether a new mandatory one is alone).
 
-CONSTRUCT rules (the plan itself when its output is fed back, and any ``rules`` given) make
+CONSTRUCT rules (the plan itself when its output is fed back, and the plan's ``rules``) make
 the Q-closure: at each instant, the occurrences their new solutions derive re-enter the
 stream, with the solution's interval (so they end at the instant too), and the instant is
 evaluated again on them, until nothing new is derived (``clos_Q(S)``, Sect. 4.2). Results
@@ -42,8 +42,7 @@ OPTIONAL stays one opaque stream pattern, which the oracle refuses too), so it i
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 
 from pyoxigraph import Triple
 
@@ -61,7 +60,7 @@ from rsep.algebra.events import (
 )
 from rsep.algebra.occurrences import TriplePatterns, derived_triples, sigma, timed
 from rsep.algebra.passes import apply_profile
-from rsep.algebra.plan import Construct, EventJoin, Plan
+from rsep.algebra.plan import EventJoin, Plan, Rule
 from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
 from rsep.engine.projection import Output
 from rsep.engine.query import InstantQuery
@@ -71,7 +70,7 @@ from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term
 
-__all__ = ["EpsparqlQuery", "Rule", "sigma"]
+__all__ = ["EpsparqlQuery", "sigma"]
 
 Solution = tuple[Mu, int, int]
 """``⟨μ, tα, tω⟩`` (Sect. 4.2)."""
@@ -535,24 +534,6 @@ def _annotate(node: _Node, bound: int | None) -> bool:
 # CONSTRUCT rules --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Rule:
-    """A CONSTRUCT statement ``q`` of ``Q`` (Sect. 4.2): its WHERE pattern, its template
-    ``P_q`` and the ``(e AS ?v)`` of a sub-select around the pattern (query (5)), as the
-    oracle's ``Rule``."""
-
-    pattern: EventPattern
-    template: str
-    expressions: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def of(cls, plan: Plan) -> Rule:
-        """The rule of a CONSTRUCT plan."""
-        if not isinstance(plan.form, Construct):
-            raise UserError(f"a CONSTRUCT rule needs a CONSTRUCT query, not {plan.form}")
-        return cls(_root(plan), plan.form.template)
-
-
 def _root(plan: Plan) -> EventPattern:
     r2r = plan.r2r
     if isinstance(r2r, EventJoin):
@@ -581,22 +562,19 @@ def _derive(
 
 class EpsparqlQuery(InstantQuery):
     """An EP-SPARQL plan evaluated incrementally (module docstring): push events, advance
-    the watermark, get the oracle's results. ``rules`` are CONSTRUCT statements of other
-    queries whose derivations this one reads (``clos_Q(S)``), after the plan's own when
-    it is a CONSTRUCT fed back."""
+    the watermark, get the oracle's results. The plan's :attr:`~Plan.closure_rules` (its
+    own when it is a CONSTRUCT fed back, then the CONSTRUCT statements of other queries it
+    carries) make ``clos_Q(S)``."""
 
     def __init__(
         self,
         plan: Plan,
         graphs: Mapping[str, frozenset[Triple]] | None = None,
-        *,
-        rules: Sequence[Rule] = (),
     ) -> None:
         plan = apply_profile(plan)
         super().__init__(plan, graphs)
         root = _root(plan)
-        own = (Rule.of(plan),) if plan.output.feedback and isinstance(plan.form, Construct) else ()
-        self.rules: tuple[Rule, ...] = (*own, *rules)
+        self.rules: tuple[Rule, ...] = plan.closure_rules
         self.templates = tuple(
             TriplePatterns.parse("{ " + r.template + " }", "a CONSTRUCT template")
             for r in self.rules

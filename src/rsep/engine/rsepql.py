@@ -206,8 +206,8 @@ class RsepqlQuery(ContinuousWindowQuery):
     evaluated incrementally with the oracle's answers (module docstring).
 
     ``graphs`` gives the default and named graphs the graph pattern beside ``MATCH``
-    reads; ``unit`` what consumption consumes (:class:`InputUnit`, the oracle's default
-    ``TRIPLE``). The state is bounded: each window's items by ``max_window_events``, the
+    reads; the parameter ``input_unit`` what consumption consumes (:class:`InputUnit`,
+    RSEP-QL Def. 8-10). The state is bounded: each window's items by ``max_window_events``, the
     event mappings of any sub-pattern at one instant by ``max_runs``.
     """
 
@@ -217,7 +217,6 @@ class RsepqlQuery(ContinuousWindowQuery):
         graphs: Mapping[str, GraphSource] | None = None,
         *,
         start: int | None = None,
-        unit: InputUnit = InputUnit.TRIPLE,
     ) -> None:
         plan = apply_profile(plan)
         r2r = plan.r2r
@@ -239,7 +238,7 @@ class RsepqlQuery(ContinuousWindowQuery):
         self.consumption: ConsumptionPolicy = (
             root.consumption if root.consumption is not None else params.consumption
         )
-        self.unit = unit
+        self.unit = params.input_unit
         self.max_runs = params.max_runs
         states = {state.iri: state for state in self._states}
         self._events: dict[Event, Candidates] = {}
@@ -258,7 +257,7 @@ class RsepqlQuery(ContinuousWindowQuery):
                 raise UserError(f"{type(node).__name__} is not an RSEP-QL event pattern")
         self._windows = {node.window: states[node.window] for node in self._events}
         self._carried: Consumption | None = (
-            None if self.consumption is ConsumptionPolicy.NONE else Consumption(unit)
+            None if self.consumption is ConsumptionPolicy.NONE else Consumption(self.unit)
         )
         self._matcher: GraphMatcher | None = None
         self._filtered: dict[tuple[str, frozenset[Triple]], tuple[Mu, ...]] = {}

@@ -13,8 +13,9 @@ solutions, one function per operator of Sect. 4.2:
   (``SeqJoin``, SEQ), :func:`eq_join` (``EqJoin``, EQUALS), :func:`seq_right_join`
   (``SeqRightJoin``, OPTIONALSEQ), :func:`eq_left_join` (``EqLeftJoin``, EQUALSOPTIONAL);
 - :func:`within`: ETALIS's ``WITHIN d`` (no operator of the paper): ``tω - tα ≤ d``;
-- :func:`closure`: the Q-closure ``clos_Q(S)`` of CONSTRUCT rules (:class:`Rule`), whose
-  derived triples re-enter the stream with their solution's interval.
+- :func:`closure`: the Q-closure ``clos_Q(S)`` of CONSTRUCT rules
+  (:class:`~rsep.algebra.plan.Rule`), whose derived triples re-enter the stream with their
+  solution's interval.
 
 :class:`EpsparqlEvaluation` binds a plan to its streams: the answer at ``t`` is the set of
 solutions over the occurrences that end by ``t`` (and their Q-closure), which timewise
@@ -54,7 +55,7 @@ from rsep.algebra.occurrences import (
     derived_triples,
     sigma,
 )
-from rsep.algebra.plan import Construct, EventJoin, Plan
+from rsep.algebra.plan import EventJoin, Plan, Rule
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.terms import Term
@@ -65,7 +66,6 @@ from rsep.semantics.store import GraphMatcher
 __all__ = [
     "EpsparqlEvaluation",
     "Occurrence",
-    "Rule",
     "Solutions",
     "TriplePatterns",
     "bgp",
@@ -328,26 +328,6 @@ def _ordered(psi: Collection[EventMapping]) -> list[EventMapping]:
 # CONSTRUCT rules and the Q-closure --------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Rule:
-    """A CONSTRUCT statement ``q`` of ``Q`` (Sect. 4.2): its WHERE part, the template
-    ``P_q`` (triples with full IRIs) and the ``(e AS ?v)`` projections of a sub-select
-    around the WHERE part (query (5)), computed from each solution before ``P_q`` is
-    instantiated (the plan has no node for a sub-select over an event pattern yet)."""
-
-    pattern: EventPattern
-    template: str
-    expressions: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def of(cls, plan: Plan) -> Rule:
-        """The rule of a CONSTRUCT plan."""
-        form = plan.form
-        if not isinstance(form, Construct):
-            raise UserError(f"a CONSTRUCT rule needs a CONSTRUCT query, not {form}")
-        return cls(_root(plan), form.template)
-
-
 def closure(
     stream: frozenset[Occurrence],
     rules: Sequence[Rule],
@@ -530,8 +510,9 @@ class EpsparqlEvaluation:
 
     The stream ``S`` holds the occurrences of every event of every given stream (a
     StreamBgp naming a stream reads that one only). A CONSTRUCT plan whose output is fed
-    back (``plan.output.feedback``) is a rule of ``Q``, and so is each of ``rules``: the
-    pattern is evaluated over ``clos_Q(S)`` (Sect. 4.2). EP-SPARQL has no windows: the
+    back (``plan.output.feedback``) is a rule of ``Q``, and so is each of the plan's
+    ``rules`` (:attr:`~rsep.algebra.plan.Plan.closure_rules`): the pattern is evaluated
+    over ``clos_Q(S)`` (Sect. 4.2). EP-SPARQL has no windows: the
     answer at ``t`` covers all occurrences that end by ``t``."""
 
     def __init__(
@@ -539,13 +520,10 @@ class EpsparqlEvaluation:
         plan: Plan,
         dataset: StreamingDataset,
         matcher: GraphMatcher,
-        *,
-        rules: Sequence[Rule] = (),
     ) -> None:
         self.plan = plan
         self.pattern = _root(plan)
-        own = (Rule.of(plan),) if plan.output.feedback and isinstance(plan.form, Construct) else ()
-        self.rules: tuple[Rule, ...] = (*own, *rules)
+        self.rules: tuple[Rule, ...] = plan.closure_rules
         self.matcher = matcher
         self._events: dict[str, tuple[Event, ...]] = {
             iri: tuple(stream.events) for iri, stream in dataset.streams.items()

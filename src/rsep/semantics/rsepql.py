@@ -176,9 +176,10 @@ class RsepqlEvaluation:
 
     The selection policy of a ``SEQ`` is its own, else the Match's, else the parameter
     ``selection``; the consumption policy is the Match's, else the parameter
-    ``consumption``. Under ``P^c`` and ``P^r`` the answer at ``t_i`` depends on the answers
-    before it, so :meth:`at` must be called at increasing instants (an instant already
-    evaluated gives its answer again); under ``P^u`` any order is fine.
+    ``consumption``, and what it consumes the parameter ``input_unit`` (Def. 8-10). Under
+    ``P^c`` and ``P^r`` the answer at ``t_i`` depends on the answers before it, so
+    :meth:`at` must be called at increasing instants (an instant already evaluated gives
+    its answer again); under ``P^u`` any order is fine.
     """
 
     joins_graph = False
@@ -189,8 +190,6 @@ class RsepqlEvaluation:
         plan: Plan,
         dataset: StreamingDataset,
         matcher: GraphMatcher,
-        *,
-        unit: InputUnit = InputUnit.TRIPLE,
     ) -> None:
         root = plan.r2r.event if isinstance(plan.r2r, EventJoin) else plan.r2r
         if not isinstance(root, Match):
@@ -201,8 +200,8 @@ class RsepqlEvaluation:
         self.dataset = dataset
         self.matcher = matcher
         self.match = root
-        self.unit = unit
         params = plan.parameters
+        self.unit: InputUnit = params.input_unit
         self.selection: SelectionPolicy = (
             root.selection if root.selection is not None else params.selection
         )

@@ -42,6 +42,7 @@ from rsep.lang.printer import Printer, to_sparql
 __all__ = [
     "DETECTION_ORDER",
     "PARAMETER_NAMES",
+    "SHARED_DEFAULTS",
     "Cues",
     "Default",
     "Dialect",
@@ -78,9 +79,20 @@ PARAMETER_NAMES: tuple[str, ...] = (
     "strategy",
     "selection",
     "consumption",
+    "input_unit",
     "timestamps",
     "profile",
 )
+
+SHARED_DEFAULTS: Mapping[str, Default] = {
+    "input_unit": (
+        "triple",
+        "only RSEP-QL consumes input (RSEP-QL Sect. 4.4), and its Def. 8-9 make the potential "
+        "input a set of triples",
+    ),
+}
+"""The defaults of parameters only one paper defines, the same in every dialect: a dialect
+takes them unless its ``defaults`` name the parameter (:meth:`Dialect.__init_subclass__`)."""
 
 
 class Dialect:
@@ -101,6 +113,13 @@ class Dialect:
     defaults: ClassVar[Mapping[str, Default]] = {}
     builder: ClassVar[type[Builder]] = Builder
     printer: ClassVar[type[Printer]] = Printer
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A subclass's own ``defaults``, completed by :data:`SHARED_DEFAULTS`."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("defaults")
+        if own is not None:
+            cls.defaults = {**SHARED_DEFAULTS, **own}
 
     @classmethod
     def grammar_files(cls) -> tuple[str, ...]:
