@@ -90,6 +90,25 @@ def test_spaseq_explain_shows_the_automaton(
     assert "-take->" in automaton and "-ignore->" in automaton
 
 
+def test_rules_of_other_queries_are_shown(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--rules``: the EP-SPARQL rule the plan reads (query (4) of the paper) is part of the
+    plan ``rsep explain`` prints, and a query that is no CONSTRUCT is refused naming it."""
+    paper = Path(__file__).resolve().parents[1] / "lang" / "paper_queries" / "epsparql"
+    prefixes = "PREFIX : <http://example.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+    four = tmp_path / "query4.epsparql"
+    four.write_text(prefixes + (paper / "query4.epsparql").read_text("utf-8"), encoding="utf-8")
+    two = prefixes + (paper / "query2.epsparql").read_text("utf-8")
+    code, out, _ = explain(capsys, tmp_path, two, "--rules", str(four))
+    assert code == 0
+    assert "  rule 1 " in out and "EP-SPARQL Q-closure" in out
+    code, alone, _ = explain(capsys, tmp_path, two)
+    assert code == 0 and "  rule 1 " not in alone
+    code, _, err = explain(capsys, tmp_path, two, "--rules", str(tmp_path / "query.rq"))
+    assert code == 1 and f"--rules {tmp_path / 'query.rq'}" in err
+
+
 def test_query_from_standard_input(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,7 +5,8 @@ found, docs/languages.md "Detection"), then :func:`rsep.algebra.plan.explain`: t
 every operational parameter with its value and where the value came from (query text with
 its line, dialect default, profile, command line, built-in), and the automaton of each event
 sequence. A syntax error prints the message with line, column and caret; a semantic error one
-sentence with its position; both exit with code 1.
+sentence with its position; both exit with code 1. ``--rules QUERY`` shows the EP-SPARQL rules
+of other queries the plan reads, as ``rsep run --rules`` runs it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
 from rsep.algebra.plan import explain
 from rsep.cli.options import add_query_arguments, query_base, read_query, settings
+from rsep.cli.run import add_rules_argument, attach_rules
 from rsep.lang import parse_query
 from rsep.lang.dialects import Dialect, all_dialects, cue_text, get_dialect
 
@@ -40,6 +42,7 @@ def add_parser(commands: Any) -> None:
         choices=[profile.value for profile in Profile],
         help="engine profile whose reporting conventions to follow (default: the dialect's)",
     )
+    add_rules_argument(p)
     p.set_defaults(run=run)
 
 
@@ -68,5 +71,6 @@ def run(args: argparse.Namespace) -> int:
     dialect, how = detection(text, args.dialect)
     query = parse_query(text, dialect, base=query_base(args.query))
     plan = compile_query(query, dialect, overrides=overrides, profile=args.profile)
+    plan = attach_rules(plan, args.rules, args.dialect)
     sys.stdout.write(how + "\n" + explain(plan))
     return 0

@@ -97,6 +97,11 @@ def add_data_arguments(p: Any) -> None:
         metavar="IRI=FILE",
         help="a static graph (Turtle, N-Triples…) or a time-varying graph (.trig); repeatable",
     )
+    add_rules_argument(p)
+
+
+def add_rules_argument(p: Any) -> None:
+    """``--rules QUERY`` (repeatable), for the commands that read a plan."""
     p.add_argument(
         "--rules",
         dest="rules",
@@ -204,9 +209,15 @@ def plan_of(args: argparse.Namespace) -> Plan:
     plan = compile_query(
         query, dialect, overrides=settings(args.settings), profile=getattr(args, "profile", None)
     )
-    for file in getattr(args, "rules", None) or []:
+    return attach_rules(plan, getattr(args, "rules", None) or [], args.dialect)
+
+
+def attach_rules(plan: Plan, files: list[str], dialect_name: str | None) -> Plan:
+    """``plan`` reading the derivations of the ``--rules`` queries ``files``
+    (:func:`rsep.algebra.compile.with_rules`); an error names the file."""
+    for file in files:
         try:
-            plan = with_rules(plan, [_rule_plan(file, args.dialect)])
+            plan = with_rules(plan, [_rule_plan(file, dialect_name)])
         except UserError as exc:
             raise UserError(f"--rules {file}: {exc}") from None
     return plan
