@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
 from pathlib import Path
+from typing import Any
 
 import driving
 import pytest
@@ -51,12 +52,13 @@ from rsep.algebra.paths import (
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.window import LandmarkWindow, NowWindow, TimeWindow, WindowFunction
 from rsep.engine import incremental_query
+from rsep.engine.bgp import BgpMatcher
 from rsep.engine.cqelscep import CqelscepQuery, Operators
 from rsep.errors import UserError
 from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.formats import read_events
-from rsep.rdf.sparql import Mu
+from rsep.rdf.sparql import GraphMatcher, Mu
 from rsep.rdf.time import TimeUnit
 from rsep.semantics import cqelscep as oracle_ops
 from rsep.semantics.event_mapping import EventMapping
@@ -187,6 +189,32 @@ def test_nested_path_filter_in_the_background() -> None:
     so no answer."""
     text = (QUERIES / "example6.cqelscep").read_text().replace(":c.", ":c. FILTER (?s != :m)")
     assert same(compiled(text), vienna_events(), vienna_map()) == []
+
+
+def test_graph_patterns_are_matched_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The items' graph patterns (Eq. (16)) and the background's group under each nested
+    path mapping (Eq. (17)) go through :class:`rsep.engine.bgp.GroupMatcher`'s Python path,
+    pyoxigraph's ``GraphMatcher.match`` never asked; the answer stays the oracle's
+    (Example 9)."""
+    plan, events, graphs = vienna_plan(), vienna_events(), vienna_map()
+    expected = oracle(plan, events, graphs)
+    fast: list[Mapping[str, object] | None] = []
+    asked: list[object] = []
+    in_python, by_pyoxigraph = BgpMatcher.match, GraphMatcher.match
+
+    def python(self: BgpMatcher, *args: Any, **kwargs: Any) -> list[Mu] | None:
+        fast.append(args[2] if len(args) > 2 else kwargs.get("bound"))
+        return in_python(self, *args, **kwargs)
+
+    def pyoxigraph(self: GraphMatcher, *args: Any, **kwargs: Any) -> list[Mu]:
+        asked.append(args[0])
+        return by_pyoxigraph(self, *args, **kwargs)
+
+    monkeypatch.setattr(BgpMatcher, "match", python)
+    monkeypatch.setattr(GraphMatcher, "match", pyoxigraph)
+    assert canonical(engine(plan, events, graphs)) == expected != []
+    assert asked == []
+    assert None in fast and any(fast)  # items unbound; the background under path mappings
 
 
 # Cases (1)-(17) end to end -----------------------------------------------------------------

@@ -15,9 +15,10 @@ import random
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -59,10 +60,12 @@ from rsep.algebra.plan import (
     Select,
 )
 from rsep.engine import incremental_query
+from rsep.engine.bgp import BgpMatcher
 from rsep.engine.epsparql import EpsparqlQuery, sigma
 from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
-from rsep.rdf.terms import XSD
+from rsep.rdf.sparql import GraphMatcher, Mu
+from rsep.rdf.terms import XSD, Term
 from rsep.semantics import epsparql as oracle_epsparql
 
 S = paper.S
@@ -433,6 +436,37 @@ def test_bounded_state_names_the_limit() -> None:
     assert len(results) == 0 + 1 + 2 + 3 * 397  # each price with the up to 3 before it
     events = _prices(40)
     assert engine(within, events) == oracle(within, events)
+
+
+def test_filters_are_evaluated_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FILTER over a solution (``σ``, Sect. 4.2; here SEQ's ``?p1 < ?p2``) is tested by
+    :class:`rsep.engine.bgp.GroupMatcher`'s Python path, pyoxigraph (``GraphMatcher.holds``
+    or ``.match``) never asked; the answers stay the oracle's."""
+    plan, events = paper.compiled(SEQ_QUERY), _prices(6)
+    expected = oracle(plan, events)
+    fast: list[Mapping[str, object] | None] = []
+    asked: list[object] = []
+    in_python = BgpMatcher.match
+    by_pyoxigraph, holds = GraphMatcher.match, GraphMatcher.holds
+
+    def python(self: BgpMatcher, *args: Any, **kwargs: Any) -> list[Mu] | None:
+        fast.append(args[2] if len(args) > 2 else kwargs.get("bound"))
+        return in_python(self, *args, **kwargs)
+
+    def pyoxigraph(self: GraphMatcher, *args: Any, **kwargs: Any) -> list[Mu]:
+        asked.append(args[0])
+        return by_pyoxigraph(self, *args, **kwargs)
+
+    def pyoxigraph_holds(self: GraphMatcher, expression: str, mu: Mapping[str, Term]) -> bool:
+        asked.append(expression)
+        return holds(self, expression, mu)
+
+    monkeypatch.setattr(BgpMatcher, "match", python)
+    monkeypatch.setattr(GraphMatcher, "match", pyoxigraph)
+    monkeypatch.setattr(GraphMatcher, "holds", pyoxigraph_holds)
+    assert engine(plan, events) == expected != []
+    assert asked == []
+    assert fast and all(fast)  # each under a solution of the SEQ
 
 
 def test_pickling_mid_stream_gives_the_same_results() -> None:

@@ -8,8 +8,9 @@ at every instant; the engine does neither):
 - **Window contents** (Sect. 4.1, ``w_RANGE``): per window specification, a queue of the
   items of its stream that can still meet a future window ``[t - T, t]``, each with the
   solutions of every graph pattern of its triple sequence pattern in the item's graph
-  (Eq. (16), ``μ(P) ⊆ g``), matched **once**, on arrival. Items leave the queue when their
-  end falls before every window still to come (pruned by window and watermark); items
+  (Eq. (16), ``μ(P) ⊆ g``), matched **once**, on arrival (in Python for a BGP with FILTERs,
+  :class:`~rsep.engine.bgp.GroupMatcher`, else by pyoxigraph). Items leave the queue when
+  their end falls before every window still to come (pruned by window and watermark); items
   whose graph matches no pattern are not kept.
 - **Evaluation instants**: the oracle evaluates where an item enters a window, where its cut
   interval changes and where it leaves (``CqelscepEvaluation.instants``); the engine keeps
@@ -58,6 +59,7 @@ from rsep.algebra.paths import PathGraph, match_path_triples
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.r2s import R2S
 from rsep.algebra.window import LandmarkWindow, cut_instants, interval_width
+from rsep.engine.bgp import GroupMatcher
 from rsep.engine.projection import Answer, Output
 from rsep.engine.query import IncrementalQuery
 from rsep.errors import UserError
@@ -404,12 +406,17 @@ class CqelscepQuery(IncrementalQuery):
         for state in self.windows.values():
             self.by_stream.setdefault(state.node.stream, []).append(state)
         self._matcher = GraphMatcher()
+        self._patterns = GroupMatcher(self._matcher)
+        background_graph = frozenset(d)  # matched once per pattern and path mapping: kept
+        self._patterns.keep(background_graph)
         patterns = [background] + [
             n.right
             for n in self.clauses.walk()
             if isinstance(n, CepJoin) and isinstance(n.right, GraphPatternRef)
         ]
-        self.background = {p: self._background(p, frozenset(d)) for p in dict.fromkeys(patterns)}
+        self.background = {
+            p: self._background(p, background_graph) for p in dict.fromkeys(patterns)
+        }
         self.root_background = background
         self.output = IntervalOutput(plan)
         self._last_join: dict[GraphPatternRef, tuple[Omega, Omega]] = {}
@@ -422,12 +429,14 @@ class CqelscepQuery(IncrementalQuery):
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_matcher"] = None  # pyoxigraph stores do not pickle; made again on load
+        state["_patterns"] = None
         state["_last_join"] = {}  # memoised on identity, which pickling does not keep
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._matcher = GraphMatcher()
+        self._patterns = GroupMatcher(self._matcher)
 
     def _background(self, pattern: GraphPatternRef, d: frozenset[Triple]) -> tuple[Mu, ...]:
         """``[[P]]_D`` (Eq. (17)): the nested path triples as nSPARQL relations joined with
@@ -435,7 +444,7 @@ class CqelscepQuery(IncrementalQuery):
         paths = match_path_triples(pattern.paths, PathGraph(d)) if pattern.paths else [Mu()]
         found: dict[Mu, None] = {}
         for bound in paths:
-            for mu in self._matcher.match(pattern, d, bound=bound):
+            for mu in self._patterns.match(pattern, d, bound=bound):
                 found[mu] = None
         return tuple(found)
 
@@ -514,7 +523,7 @@ class CqelscepQuery(IncrementalQuery):
                     heapq.heappush(self._heap, u)
             for leaf in state.leaves:
                 if leaf not in solved:
-                    solved[leaf] = tuple(dict.fromkeys(self._matcher.match(leaf, event.graph)))
+                    solved[leaf] = tuple(dict.fromkeys(self._patterns.match(leaf, event.graph)))
             solutions = tuple(solved[leaf] for leaf in state.leaves)
             if any(solutions):
                 state.add(_Item(self._count, event.t_start, event.t_end, solutions))

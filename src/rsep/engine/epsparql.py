@@ -61,6 +61,7 @@ from rsep.algebra.events import (
 from rsep.algebra.occurrences import TriplePatterns, derived_triples, sigma, timed
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Rule
+from rsep.engine.bgp import GroupMatcher
 from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
 from rsep.engine.projection import Output
 from rsep.engine.query import InstantQuery
@@ -81,13 +82,18 @@ stream with the derived occurrences)."""
 
 _MEMO_LIMIT = 200_000
 
+_NO_GRAPH: frozenset[Triple] = frozenset()
+"""The graph a FILTER is tested over: it reads only its mapping."""
+
 
 class _Evaluator:
-    """FILTER and BIND expressions under mappings, by pyoxigraph, each value remembered
-    (a Q-closure meets one solution in several rounds; joins test one pair once)."""
+    """FILTER and BIND expressions under mappings, each value remembered (a Q-closure
+    meets one solution in several rounds; joins test one pair once): a FILTER in Python
+    where :class:`~rsep.engine.bgp.GroupMatcher` can tell, else (and BIND) by pyoxigraph."""
 
     def __init__(self) -> None:
         self.matcher = GraphMatcher()
+        self.patterns = GroupMatcher(self.matcher)
         self._holds: dict[tuple[str, Mu], bool] = {}
         self._values: dict[tuple[str, Mu], Term | None] = {}
 
@@ -96,7 +102,9 @@ class _Evaluator:
         return self.matcher.forms
 
     def holds(self, expression: str | None, timed: bool, mu: Mu, t1: int, t2: int) -> bool:
-        """``μ(σ_{t1 t2}(F)) = true``; an absent ``F`` is true, an error false."""
+        """``μ(σ_{t1 t2}(F)) = true``; an absent ``F`` is true, an error false. Asked as
+        whether ``{ FILTER(F) }`` over the empty graph keeps ``μ``, the very query
+        :meth:`GraphMatcher.holds <rsep.rdf.sparql.GraphMatcher.holds>` makes."""
         if expression is None:
             return True
         text = sigma(expression, t1, t2) if timed else expression
@@ -105,7 +113,8 @@ class _Evaluator:
         if found is None:
             if len(self._holds) > _MEMO_LIMIT:
                 self._holds.clear()
-            found = self._holds[key] = self.matcher.holds(text, mu)
+            kept = self.patterns.match(f"{{ FILTER({text}) }}", _NO_GRAPH, mu)
+            found = self._holds[key] = bool(kept)
         return found
 
     def extend(self, mu: Mu, expressions: Iterable[tuple[str, str]]) -> Mu:

@@ -11,8 +11,9 @@ with the oracle's answers (``rsep.semantics.rsepql``, which the engine does not 
    extends);
 2. each basic event pattern ``EVENT w P`` keeps an index of its candidate event mappings:
    the solutions of ``P`` on each item ``(G_k, t_k)`` of ``w`` are computed once, when the
-   item first enters the window, and kept while the buffer keeps the item
-   (:class:`Candidates`); at an instant the window's content selects them, and per
+   item first enters the window (in Python for a BGP with FILTERs,
+   :class:`~rsep.engine.bgp.GroupMatcher`, else by pyoxigraph), and kept while the buffer
+   keeps the item (:class:`Candidates`); at an instant the window's content selects them, and per
    instant a hash index by the variables a sequence binds first finds the compatible ones;
 3. ``E1 SEQ E2`` (Eq. (7)), ``SEQ^n`` (Eq. (9)), ``SEQ^c`` / ``SEQ^r`` (Eq. (10)-(11)),
    ``FIRST`` and ``LAST`` (order ``≺``) are evaluated over these indexes, each
@@ -55,6 +56,7 @@ from rsep.algebra.events import (
 )
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Select
+from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import ContinuousWindowQuery, GraphSource, _at, _Row
 from rsep.engine.window import Ranges, WindowState, difference, positions
 from rsep.errors import UserError
@@ -130,9 +132,9 @@ class Candidates:
         self._by_position: dict[int, tuple[Mu, ...]] = {}
 
     def solutions(
-        self, position: int, graph: frozenset[Triple], matcher: GraphMatcher
+        self, position: int, graph: frozenset[Triple], matcher: GroupMatcher
     ) -> tuple[Mu, ...]:
-        """``⟦P⟧_{G_k}`` of the item at ``position`` (its whole graph)."""
+        """``⟦P⟧_{G_k}`` of the item at ``position`` (its whole graph), by ``matcher``."""
         known = self._by_position.get(position)
         if known is None:
             known = tuple(matcher.match(self.event.pattern, graph))
@@ -260,6 +262,7 @@ class RsepqlQuery(ContinuousWindowQuery):
             None if self.consumption is ConsumptionPolicy.NONE else Consumption(self.unit)
         )
         self._matcher: GraphMatcher | None = None
+        self._patterns: GroupMatcher | None = None
         self._filtered: dict[tuple[str, frozenset[Triple]], tuple[Mu, ...]] = {}
         self._used_cache: dict[tuple[str, frozenset[Triple], Mu], frozenset[Triple]] = {}
 
@@ -267,6 +270,7 @@ class RsepqlQuery(ContinuousWindowQuery):
         state = dict(self.__dict__)
         state["_empty"] = None  # pyoxigraph stores do not pickle; made again when needed
         state["_matcher"] = None
+        state["_patterns"] = None
         state["_filtered"] = {}  # caches: computed again when needed
         state["_used_cache"] = {}
         return state
@@ -277,6 +281,14 @@ class RsepqlQuery(ContinuousWindowQuery):
         if self._matcher is None:
             self._matcher = GraphMatcher(self._forms)
         return self._matcher
+
+    @property
+    def patterns(self) -> GroupMatcher:
+        """``⟦P⟧_G`` of a basic event pattern on an item graph (Sect. 4.2): in Python for
+        a BGP with FILTERs, else by :attr:`matcher` (made when needed)."""
+        if self._patterns is None:
+            self._patterns = GroupMatcher(self.matcher)
+        return self._patterns
 
     # one evaluation instant ---------------------------------------------------------------
 
@@ -325,7 +337,7 @@ class RsepqlQuery(ContinuousWindowQuery):
             known = frozenset(
                 x
                 for x in leaf.graph
-                if not self.matcher.match(leaf.pattern, leaf.graph - {x}, bound=leaf.mu)
+                if not self.patterns.match(leaf.pattern, leaf.graph - {x}, bound=leaf.mu)
             )
             if len(self._used_cache) >= _MAX_CACHED:
                 self._used_cache.clear()
@@ -340,7 +352,7 @@ class RsepqlQuery(ContinuousWindowQuery):
         key = (candidates.event.pattern.text, graph)
         known = self._filtered.get(key)
         if known is None:
-            known = tuple(self.matcher.match(candidates.event.pattern, graph))
+            known = tuple(self.patterns.match(candidates.event.pattern, graph))
             if len(self._filtered) >= _MAX_CACHED:
                 self._filtered.clear()
             self._filtered[key] = known
@@ -426,12 +438,12 @@ class _Scope:
             if available is not None and carried is not None:
                 keys = list(carried.inputs(item))
                 if all(key in available for key, _ in keys):
-                    solutions = candidates.solutions(position, graph, query.matcher)
+                    solutions = candidates.solutions(position, graph, query.patterns)
                 else:
                     graph = frozenset(x for key, x in keys if key in available)
                     solutions = query._solutions(candidates, position, graph)
             else:
-                solutions = candidates.solutions(position, graph, query.matcher)
+                solutions = candidates.solutions(position, graph, query.patterns)
             for mu in dict.fromkeys(solutions):
                 number = -1
                 if self.track:
