@@ -283,10 +283,48 @@ comparisons = (
 def test_filters_on_substituted_variables_agree(
     expression: str, negation: str, graph: frozenset[Triple], bound: Mu
 ) -> None:
-    """pyoxigraph 0.5 compares a substituted variable that the pattern does not bind
-    (``?u``, ``?v``; ``?x`` when bound) with ``=``, ``!=`` and ``IN`` by term, not by
-    value, and ``FILTER(?u)`` keeps nothing: the fast path does the same."""
+    """A FILTER on variables a run bound and the pattern does not (``?u``, ``?v``; ``?x``
+    when bound) compares their terms by value, as the terms written in their place would be
+    (SPAseq Def. 7's ``μ(P)``; SPARQL 1.1 sec. 17.3): the fast path and ``GraphMatcher``
+    agree on ``=``, ``!=``, ``IN`` and ``FILTER(?u)`` over numbers of every form."""
     agree(f"{{ ?z ?w ?x . FILTER ({negation.format(expression)}) }}", graph, bound)
+
+
+def test_a_bound_term_compares_by_value_in_a_filter_and_by_term_in_a_triple() -> None:
+    """SPAseq Def. 7 under a run's mapping: with ``?p = "14.0"^^xsd:double`` bound by an
+    earlier step, ``FILTER (?q = ?p)`` reads ``FILTER (?q = "14.0"^^xsd:double)``, true
+    for ``?q = "14"^^xsd:integer`` (``op:numeric-equal``, SPARQL 1.1 sec. 17.3); so are
+    ``?q IN (?p)``, ``!(?q != ?p)`` and ``FILTER(?b)`` for ``?b = true``. The triple pattern
+    ``?t :price ?p`` matches by RDF term equality: only the double (stored as one term
+    with ``"14.0"``), never the integer. The fast path and pyoxigraph agree."""
+    graph = frozenset(
+        {
+            Triple(IRIS[0], PRICE, typed("14", "integer")),
+            Triple(IRIS[1], PRICE, typed("14.00", "double")),
+            Triple(IRIS[2], PRICE, typed("15", "integer")),
+        }
+    )
+    p = typed("14.0", "double")
+    bound = Mu({"p": p, "b": typed("true", "boolean")})
+    price = f"<{PRICE.value}>"
+
+    def both(text: str) -> list[Mu]:
+        bgp = compile_bgp(text)
+        assert bgp is not None
+        fast = BgpMatcher(LiteralForms()).match(bgp, graph, bound)
+        assert fast is not None
+        slow = _matcher.match(text, graph, bound)
+        assert Counter(fast) == Counter(slow)
+        return slow
+
+    equal = {
+        Mu({**bound, "t": IRIS[0], "q": typed("14", "integer")}),
+        Mu({**bound, "t": IRIS[1], "q": typed("14.00", "double")}),
+    }
+    for test in ("?q = ?p", "?q IN (?p)", "!(?q != ?p)", "?p = ?q && ?b"):
+        assert set(both(f"{{ ?t {price} ?q FILTER ({test}) }}")) == equal, test
+    assert len(both(f"{{ ?t {price} ?q FILTER (?b) }}")) == 3
+    assert both(f"{{ ?t {price} ?p }}") == [Mu({**bound, "t": IRIS[1]})]
 
 
 # Chosen cases -------------------------------------------------------------------------

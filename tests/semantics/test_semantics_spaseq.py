@@ -309,6 +309,34 @@ def test_filter_naming_an_earlier_gpm_sees_the_run() -> None:
     assert rows(found, ("p1", "p2")) == [(3, {"p1": "5", "p2": "3"}), (3, {"p1": "7", "p2": "3"})]
 
 
+def test_a_run_binding_is_compared_by_value_in_a_filter() -> None:
+    """Def. 7 under the run's mapping, ``⟦μ(P)⟧_G``: the earlier step's term replaces its
+    variable. With ``?p = "14.0"^^xsd:double`` from A, C's ``FILTER (?q = ?p)`` reads
+    ``FILTER (?q = "14.0"^^xsd:double)``, true for ``?q = "14"^^xsd:integer`` (SPARQL 1.1
+    sec. 17.3, ``op:numeric-equal``; pyoxigraph's substitutions compared the two terms and
+    kept nothing). B's triple pattern ``?t :price ?p`` matches by term: the integer never
+    joins the double, the double written ``"1.4E1"`` (one value and type) does."""
+    double = "<http://www.w3.org/2001/XMLSchema#double>"
+    s = stream(
+        PRICES,
+        (1, f':a :price "14.0"^^{double} .'),
+        (2, ':b :price "14"^^<http://www.w3.org/2001/XMLSchema#integer> .'),
+        (3, f':c :price "1.4E1"^^{double} .'),
+    )
+    a = gpm("A", PRICES, "{ ?s :price ?p }")
+    b = gpm("B", PRICES, "{ ?t :price ?p }")
+    c = gpm("C", PRICES, "{ ?t :price ?q FILTER (?q = ?p) }")
+    compared = evaluate_bounds(Seq.of(a, NEXT, c), [s], (1, 3))
+    assert rows(compared, ("s", "t", "q")) == [
+        (2, {"s": ":a", "t": ":b", "q": "14"}),
+        (3, {"s": ":b", "t": ":c", "q": "1.4E1"}),
+    ]
+    joined = evaluate_bounds(Seq.of(a, ANY, b), [s], (1, 3))
+    assert rows(joined, ("s", "t")) == [(3, {"s": ":a", "t": ":c"})]
+    below = gpm("D", PRICES, "{ ?t :price ?q FILTER (?q IN (?p) && !(?q != ?p)) }")
+    assert len(evaluate_bounds(Seq.of(a, ANY, below), [s], (1, 3))) == 3
+
+
 def test_matches_are_sets_of_mappings() -> None:
     """An event with two solutions is one pair ``(τ, Ω)`` (Def. 7); skip-till-next stops
     the whole set at the first event compatible with one of its mappings (Def. 11): :y's

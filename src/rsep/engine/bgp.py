@@ -22,7 +22,8 @@ It works on terms as pyoxigraph holds them: pyoxigraph normalises typed literals
 (``"01"^^xsd:integer`` is ``"1"``; :class:`~rsep.rdf.sparql.LiteralForms`) and compares,
 joins and computes on the normalised form, so every literal of the graph, of the pattern and
 of the bindings is taken in its stored form, and the results carry the data's own terms
-back (the bindings' own terms for bound variables, as substitution does).
+back (the bindings' own terms for bound variables, as :class:`~rsep.rdf.sparql.GraphMatcher`
+gives them).
 
 Where :mod:`rsep.rdf.values` follows the specifications and oxigraph 0.5 does not (ordering
 of booleans, NaN, language-tagged strings; 64-bit integers and 18-digit decimals; EBV of
@@ -44,7 +45,17 @@ from operator import itemgetter
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu, Pattern
-from rsep.rdf.terms import RDF, XSD, Term
+from rsep.rdf.terms import (
+    RDF_LANG_STRING,
+    XSD_BOOLEAN,
+    XSD_DATETIME,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_FLOAT,
+    XSD_INTEGER,
+    XSD_STRING,
+    Term,
+)
 from rsep.rdf.values import (
     BooleanValue,
     DateTimeValue,
@@ -77,20 +88,12 @@ __all__ = [
     "compile_bgp",
 ]
 
-_RDF_LANG_STRING = RDF + "langString"
-_XSD_STRING = XSD + "string"
-_XSD_BOOLEAN = XSD + "boolean"
-_XSD_INTEGER = XSD + "integer"
-_XSD_DECIMAL = XSD + "decimal"
-_XSD_FLOAT = XSD + "float"
-_XSD_DOUBLE = XSD + "double"
-_XSD_DATETIME = XSD + "dateTime"
-_NUMERIC = frozenset({_XSD_INTEGER, _XSD_DECIMAL, _XSD_FLOAT, _XSD_DOUBLE})
-_TYPED = _NUMERIC | {_XSD_BOOLEAN, _XSD_DATETIME}
+_NUMERIC = frozenset({XSD_INTEGER, XSD_DECIMAL, XSD_FLOAT, XSD_DOUBLE})
+_TYPED = _NUMERIC | {XSD_BOOLEAN, XSD_DATETIME}
 """The datatypes the evaluator computes with; a literal of another datatype (but strings)
 in a FILTER makes it give up."""
-_TRUE = Literal("true", datatype=NamedNode(_XSD_BOOLEAN))
-_FALSE = Literal("false", datatype=NamedNode(_XSD_BOOLEAN))
+_TRUE = Literal("true", datatype=NamedNode(XSD_BOOLEAN))
+_FALSE = Literal("false", datatype=NamedNode(XSD_BOOLEAN))
 
 Position = str | NamedNode | BlankNode | Literal
 """A term of a triple pattern: a variable's name (a ``str``), or an RDF term."""
@@ -238,45 +241,13 @@ def _errs_without(expr: Expression, unbound: frozenset[str]) -> bool:
     return any(_errs_without(a, unbound) for a in expr.args)
 
 
-def _substituted(expr: Expression, bound: frozenset[str]) -> Expression:
-    """``expr`` as pyoxigraph 0.5 evaluates it when ``bound`` are substituted and the
-    pattern does not bind them: an ``=``, ``!=`` or ``IN`` of which one operand is such a
-    variable compares terms (their stored forms), not values (``?p = 14`` is false for
-    ``?p`` bound to ``"14"^^xsd:double``, while ``?p + 0 = 14`` is true)."""
-    if not isinstance(expr, Call):
-        return expr
-    args = tuple(_substituted(a, bound) for a in expr.args)
-
-    def direct(arg: Expression) -> bool:
-        return isinstance(arg, VariableRef) and arg.name in bound
-
-    if expr.op in ("=", "!=") and (direct(args[0]) or direct(args[1])):
-        return Call("same" if expr.op == "=" else "notsame", args)
-    if expr.op in ("in", "notin"):
-        return Call(
-            expr.op,
-            (
-                args[0],
-                *(Call("identical", (a,)) if direct(args[0]) or direct(a) else a for a in args[1:]),
-            ),
-        )
-    return Call(expr.op, args)
-
-
 def _plan(bgp: Bgp, bound: frozenset[str]) -> _Plan:
     """A join order: next the pattern with the most known terms (a known predicate counts
     most), then the FILTERs as soon as the variables of the pattern they name are bound."""
     known = set(bound)
     todo = list(bgp.triples)
     bgp_names = set().union(*(t.variables for t in bgp.triples)) if bgp.triples else set()
-    outside = bound - bgp_names  # substituted, in scope through VALUES only
-    pending = [
-        # pyoxigraph 0.5: FILTER(?v) of such a ?v keeps nothing, whatever its value
-        Constant(_FALSE)
-        if isinstance(f, VariableRef) and f.name in outside
-        else _substituted(f, outside)
-        for f in bgp.filters
-    ]
+    pending = list(bgp.filters)
 
     def ready(expr: Expression) -> bool:
         return all(n in known or n not in bgp_names for n in _expression_variables(expr))
@@ -492,9 +463,9 @@ class _Reader:
             sign = self.text[self.i]
             self.i += 1
         for pattern, datatype in (
-            (_DOUBLE, _XSD_DOUBLE),
-            (_DECIMAL, _XSD_DECIMAL),
-            (_INTEGER, _XSD_INTEGER),
+            (_DOUBLE, XSD_DOUBLE),
+            (_DECIMAL, XSD_DECIMAL),
+            (_INTEGER, XSD_INTEGER),
         ):
             found = pattern.match(self.text, self.i)
             if found is not None:
@@ -735,41 +706,41 @@ def as_stored(literal: Literal) -> bool:
     ``"01"``), within its ranges (64-bit integers, 18-digit decimals). ``False`` means
     "not known": ask :class:`LiteralForms`."""
     datatype = literal.datatype.value
-    if datatype in (_XSD_STRING, _RDF_LANG_STRING):
+    if datatype in (XSD_STRING, RDF_LANG_STRING):
         return True
     lexical = literal.value
-    if datatype == _XSD_INTEGER:
+    if datatype == XSD_INTEGER:
         return (
             bool(_CANONICAL_INTEGER.fullmatch(lexical))
             and lexical != "-0"
             and (_I64[0] <= int(lexical) <= _I64[1])
         )
-    if datatype == _XSD_BOOLEAN:
+    if datatype == XSD_BOOLEAN:
         return lexical in ("true", "false")
-    if datatype == _XSD_DATETIME:
+    if datatype == XSD_DATETIME:
         zone = lexical[-6:]
         return (
             bool(_CANONICAL_DATETIME.fullmatch(lexical))
             and zone not in ("+00:00", "-00:00")
             and isinstance(value_of(literal), DateTimeValue)
         )
-    if datatype == _XSD_DECIMAL and _PLAIN_DECIMAL.fullmatch(lexical) and lexical != "-0":
+    if datatype == XSD_DECIMAL and _PLAIN_DECIMAL.fullmatch(lexical) and lexical != "-0":
         return _fits_decimal(Decimal(lexical))  # no leading or trailing zero, no "+"
-    if datatype == _XSD_DOUBLE and _PLAIN_DECIMAL.fullmatch(lexical):
+    if datatype == XSD_DOUBLE and _PLAIN_DECIMAL.fullmatch(lexical):
         # the shortest digits that round-trip, without exponent: Python's repr when there
         # are at most 15 (then no other string of as many digits rounds to the same double)
         digits = len(lexical.lstrip("-0.").replace(".", ""))
         shown = repr(float(lexical))
         if digits <= 15 and (shown == lexical or shown == lexical + ".0"):
             return True
-    if datatype in (_XSD_DECIMAL, _XSD_FLOAT, _XSD_DOUBLE):
+    if datatype in (XSD_DECIMAL, XSD_FLOAT, XSD_DOUBLE):
         try:
             canonical = unary_plus(literal)
         except SparqlTypeError:
             return False
         if canonical != literal:
             return False
-        if datatype == _XSD_DECIMAL:
+        if datatype == XSD_DECIMAL:
             return _fits_decimal(Decimal(lexical))
         return True
     return False
@@ -1028,10 +999,8 @@ def _evaluate(expr: Expression, row: Row) -> Result:
         name = args[0]
         assert isinstance(name, VariableRef)
         return name.name in row
-    if op == "sameterm" or op == "same":
+    if op == "sameterm":
         return _term(_evaluate(args[0], row)) == _term(_evaluate(args[1], row))
-    if op == "notsame":
-        return _term(_evaluate(args[0], row)) != _term(_evaluate(args[1], row))
     return _function(op, _evaluate(args[0], row))
 
 
@@ -1063,10 +1032,7 @@ def _member(term: Result, items: tuple[Expression, ...], row: Row) -> bool:
     error = False
     for item in items:
         try:
-            if isinstance(item, Call) and item.op == "identical":  # see _substituted
-                if _term(_evaluate(item.args[0], row)) == _term(term):
-                    return True
-            elif _compare("=", term, _evaluate(item, row)):
+            if _compare("=", term, _evaluate(item, row)):
                 return True
         except SparqlTypeError:
             error = True
@@ -1100,7 +1066,7 @@ def _known_value(term: Term) -> Value | None:
     """:func:`value_of` for a term the evaluator computes with, else ``None``."""
     if isinstance(term, Literal):
         datatype = term.datatype.value
-        if datatype in (_XSD_STRING, _RDF_LANG_STRING) or (datatype in _TYPED and as_stored(term)):
+        if datatype in (XSD_STRING, RDF_LANG_STRING) or (datatype in _TYPED and as_stored(term)):
             return value_of(term)
         return None
     return value_of(term)
@@ -1199,7 +1165,7 @@ def _arithmetic(op: str, a: Result, b: Result) -> Literal | NumericValue:
     return result
 
 
-_DOUBLE_IRI = NamedNode(_XSD_DOUBLE)
+_DOUBLE_IRI = NamedNode(XSD_DOUBLE)
 
 
 def _double_lexical(number: float) -> str:

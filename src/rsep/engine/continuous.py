@@ -65,12 +65,9 @@ from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
 from rsep.rdf.sparql import LiteralForms, instantiate
-from rsep.rdf.terms import Term
+from rsep.rdf.terms import RDF_LANG_STRING, XSD_STRING, Term
 
 __all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying"]
-
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
 @runtime_checkable
@@ -226,7 +223,7 @@ class InstantDataset:
         return node
 
     def _enter(self, literal: Literal) -> None:
-        if literal.datatype.value in (_XSD_STRING, _LANG_STRING):
+        if literal.datatype.value in (XSD_STRING, RDF_LANG_STRING):
             return  # stored as written
         self._literals[literal] += 1
         if self._literals[literal] == 1:
@@ -237,7 +234,7 @@ class InstantDataset:
                 self._clashes.add(stored)
 
     def _leave(self, literal: Literal) -> None:
-        if literal.datatype.value in (_XSD_STRING, _LANG_STRING):
+        if literal.datatype.value in (XSD_STRING, RDF_LANG_STRING):
             return
         self._literals[literal] -= 1
         if self._literals[literal] == 0:

@@ -70,7 +70,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Self
 
-from rsep.rdf.terms import RDF, XSD
+from rsep.rdf.terms import (
+    RDF,
+    RDF_LANG_STRING,
+    XSD_BOOLEAN,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    XSD_STRING,
+)
 
 __all__ = [
     "AGGREGATES",
@@ -138,12 +146,6 @@ __all__ = [
     "Var",
 ]
 
-XSD_STRING = XSD + "string"
-XSD_INTEGER = XSD + "integer"
-XSD_DECIMAL = XSD + "decimal"
-XSD_DOUBLE = XSD + "double"
-XSD_BOOLEAN = XSD + "boolean"
-RDF_LANG_STRING = RDF + "langString"
 RDF_TYPE = RDF + "type"
 
 

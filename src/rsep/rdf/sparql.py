@@ -15,8 +15,13 @@ bindings:
   under a mapping ``μ`` already bound (``⟦μ(P)⟧_G`` joined with ``μ``, RSEP-QL Eq. (7)'s
   ``μ2(E1)``), an expression's value and effective boolean value under ``μ``.
 
-Bindings are given as SEP-0007 substitutions: the variable is bound before evaluation, so a
-FILTER inside the pattern sees it, and the result carries it.
+A mapping is bound as a ``VALUES`` row of its terms at the start of every group of the
+pattern (:func:`_scopes`): each FILTER sees the terms and compares them by value (SPARQL 1.1
+sec. 17.3), exactly as it would compare the terms written in their variables' place
+(``μ(P)``, SPAseq Def. 7). pyoxigraph 0.5's SEP-0007 substitutions do not: for a
+substituted variable the pattern does not bind, ``=``, ``!=`` and ``IN`` compare terms and
+``FILTER(?v)`` keeps nothing (docs/semantics.md). Blank nodes, which ``VALUES`` cannot
+write, are still substituted; for them the two agree.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import pairwise
 from typing import Protocol
 
 from pyoxigraph import (
@@ -40,7 +47,7 @@ from pyoxigraph import (
 )
 
 from rsep.errors import UserError
-from rsep.rdf.terms import XSD, Term
+from rsep.rdf.terms import RDF_LANG_STRING, XSD_STRING, Term
 
 __all__ = [
     "STRING_OR_IRI",
@@ -56,6 +63,84 @@ STRING_OR_IRI = r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|<[^<>\"\s]*>)"
 """A string or IRI in a query's text: rewrites of the text leave these alone."""
 
 _BOUND = re.compile(STRING_OR_IRI + r"|\bBOUND\s*\(\s*[?$](\w+)\s*\)", re.IGNORECASE)
+_SCOPES = re.compile(
+    r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'|'
+    + STRING_OR_IRI
+    + r"|#[^\n]*|(?<![\w?$:])(?P<keyword>VALUES|SELECT)\b"
+    + r"|(?<![\w?$:])AS\s*[?$](?P<target>\w+)|(?P<brace>[{}])",
+    re.IGNORECASE,
+)
+_SUBSELECT = re.compile(r"\s*(?:#[^\n]*\s*)*SELECT\b", re.IGNORECASE)
+
+
+_BLANK_TEXT = re.compile(r"(?:\s|#[^\n]*)*")
+
+
+@dataclass(frozen=True)
+class _Scopes:
+    """A group pattern's text cut where a mapping's ``VALUES`` row goes (:func:`_scopes`)."""
+
+    pieces: tuple[str, ...]
+    """The text cut right after the brace that opens each of its groups."""
+    targets: frozenset[str]
+    """The variables the text BINDs (``AS ?v``)."""
+    group: bool
+    """The text is one group (``{ … }``): the query's own; the last piece ends before its
+    closing brace (``tail`` is that brace and what follows it)."""
+    tail: str
+
+
+@lru_cache(maxsize=4096)
+def _scopes(text: str) -> _Scopes:
+    """``text`` cut right after the brace that opens each of its groups, where a mapping's
+    ``VALUES`` row goes so that the group's FILTERs, BINDs and OPTIONALs see it (a FILTER
+    constrains its whole group, SPARQL 1.1 sec. 18.2.2.6; a ``VALUES`` in a group joins
+    in, sec. 18.2.4.3), and the variables the text BINDs, which a row must not precede
+    (sec. 18.2.1). A sub-select's groups and a ``VALUES`` block are not cut: the
+    sub-select's variables are its own (sec. 18.2.1), as pyoxigraph's substitutions leave
+    them."""
+    cuts: list[int] = []
+    targets: set[str] = set()
+    opened: list[bool] = []  # per open brace: a group of the pattern (cut)
+    data = False  # the next brace opens a VALUES block
+    first = close = -1  # the outermost group: its braces
+    for found in _SCOPES.finditer(text):
+        keyword, target, brace = found.group("keyword", "target", "brace")
+        if keyword is not None:
+            data = data or keyword.upper() == "VALUES"
+        elif target is not None:
+            targets.add(target)
+        elif brace == "{":
+            cut = not data and all(opened) and not _SUBSELECT.match(text, found.end())
+            if first < 0:
+                first = found.start()
+            opened.append(cut)
+            data = False
+            if cut:
+                cuts.append(found.end())
+        elif brace == "}" and opened:
+            opened.pop()
+            if not opened and close < 0:
+                close = found.start()
+    group = (
+        0 <= first < close
+        and _BLANK_TEXT.fullmatch(text, 0, first) is not None
+        and _BLANK_TEXT.fullmatch(text, close + 1) is not None
+    )
+    end = close if group else len(text)
+    bounds = [0, *cuts, end]
+    pieces = tuple(text[a:b] for a, b in pairwise(bounds))
+    return _Scopes(pieces, frozenset(targets), group, text[end:])
+
+
+def _row(names: Iterable[str], mu: Mapping[str, Term]) -> str:
+    """``VALUES (?a …) { (t …) }`` of ``μ``'s terms for ``names`` (``UNDEF`` for a blank
+    node, which is substituted instead); empty for no names."""
+    names = list(names)
+    if not names:
+        return ""
+    terms = " ".join("UNDEF" if isinstance(mu[n], BlankNode) else str(mu[n]) for n in names)
+    return f"VALUES ({' '.join('?' + n for n in names)}) {{ ({terms}) }} "
 
 
 def _bound_as_true(text: str, bound: Mapping[str, object]) -> str:
@@ -74,7 +159,7 @@ def _bound_as_true(text: str, bound: Mapping[str, object]) -> str:
     return _BOUND.sub(replace, text)
 
 
-_UNCHANGED = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
+_UNCHANGED = frozenset({XSD_STRING, RDF_LANG_STRING})
 _PROBE = NamedNode("urn:rsep:probe")
 _MAX_CACHED_STORES = 4096
 
@@ -326,15 +411,24 @@ class GraphMatcher:
         originals: Mapping[Literal, Literal],
         text: str,
         bound: Mapping[str, Term],
+        what: str = "the plan's graph pattern",
     ) -> list[Mu]:
-        names = sorted(bound)
-        scope = ""
-        if names:
-            variables = " ".join("?" + n for n in names)
-            scope = f"VALUES ({variables}) {{ ({' '.join('UNDEF' for _ in names)}) }} "
-        query = f"SELECT * WHERE {{ {scope}{_bound_as_true(text, bound)} }}"
+        """The solutions of ``μ(P)`` for ``P = text`` and ``μ = bound``, joined with ``μ``:
+        ``μ`` as a ``VALUES`` row at the start of every group of ``P`` (:func:`_scopes`); a
+        variable ``P`` BINDs is joined after ``P`` (``BIND`` must come first), a blank node
+        substituted (``VALUES`` cannot write one)."""
+        blank = {n: t for n, t in bound.items() if isinstance(t, BlankNode)}
+        scopes = _scopes(_bound_as_true(text, blank) if blank else text)
+        targets = scopes.targets
+        row = _row(sorted(n for n in bound if n not in targets and n not in blank), bound)
+        late = _row(sorted(n for n in bound if n in targets or n in blank), bound)
+        pattern = row.join(scopes.pieces)
+        if scopes.group:  # the text's group is the query's: one row per group
+            query = f"SELECT * WHERE {pattern}\n{late}{scopes.tail}"
+        else:
+            query = f"SELECT * WHERE {{ {row}{pattern}\n{late}}}"
         substitutions: dict[Variable, NamedNode | BlankNode | Literal | Triple] = {
-            Variable(n): bound[n] for n in names
+            Variable(n): t for n, t in blank.items()
         }
 
         def back(name: str, term: Term) -> Term:
@@ -342,7 +436,7 @@ class GraphMatcher:
                 return bound[name]  # the caller's own term, not the normalised one
             return originals.get(term, term) if isinstance(term, Literal) else term
 
-        return select(store, query, back, substitutions=substitutions)
+        return select(store, query, back, substitutions=substitutions, what=what)
 
     def value(self, expression: str, mu: Mapping[str, Term]) -> Term | None:
         """The value of a SPARQL expression under ``μ`` (``BIND(e AS ?v)``), or ``None``
@@ -360,16 +454,5 @@ class GraphMatcher:
         return bool(self._expression(f"FILTER({expression})", mu))
 
     def _expression(self, clause: str, mu: Mapping[str, Term]) -> list[Mu]:
-        """``clause`` (a FILTER or BIND) in one group with ``μ`` as a ``VALUES`` row of its
-        terms: exact, unlike substitutions, which pyoxigraph 0.5 loses in ``BIND(?v AS
-        ?w)`` and ``BOUND(?v)``. A blank node cannot be written in ``VALUES``; a mapping
-        with one is substituted instead."""
-        if any(isinstance(term, BlankNode) for term in mu.values()) or not mu:
-            return self._select(self._empty, {}, f"{{ {clause} }}", mu)
-        names = sorted(mu)
-        row = " ".join(str(mu[name]) for name in names)
-        variables = " ".join("?" + name for name in names)
-        text = f"SELECT * WHERE {{ VALUES ({variables}) {{ ({row}) }} {clause} }}"
-        return select(
-            self._empty, text, lambda name, term: mu.get(name, term), what="the expression"
-        )
+        """``clause`` (a FILTER or BIND) in one group under ``μ`` (:meth:`_select`)."""
+        return self._select(self._empty, {}, f"{{ {clause} }}", mu, "the expression")

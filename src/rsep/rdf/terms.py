@@ -16,11 +16,20 @@ RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 PROV = "http://www.w3.org/ns/prov#"
 RSEP = "http://w3id.org/rsep/vocab#"
 
+XSD_STRING = XSD + "string"
+XSD_BOOLEAN = XSD + "boolean"
+XSD_INTEGER = XSD + "integer"
+XSD_DECIMAL = XSD + "decimal"
+XSD_FLOAT = XSD + "float"
+XSD_DOUBLE = XSD + "double"
+XSD_DATETIME = XSD + "dateTime"
+RDF_LANG_STRING = RDF + "langString"
+"""Datatype IRIs (XSD 1.1 Part 2 sec. 3; RDF 1.1 Concepts sec. 3.3), as strings: what
+``Literal.datatype.value`` gives."""
+
 PROV_GENERATED_AT = NamedNode(PROV + "generatedAtTime")
 PROV_STARTED_AT = NamedNode(PROV + "startedAtTime")
 PROV_ENDED_AT = NamedNode(PROV + "endedAtTime")
-XSD_DATETIME = NamedNode(XSD + "dateTime")
-XSD_INTEGER = NamedNode(XSD + "integer")
 RSEP_STREAM = NamedNode(RSEP + "stream")
 """``<g> rsep:stream <s>`` in a default graph puts the event of graph ``g`` on stream ``s``."""
 

@@ -56,7 +56,17 @@ from functools import lru_cache
 
 from pyoxigraph import Literal, NamedNode
 
-from rsep.rdf.terms import XSD, Term
+from rsep.rdf.terms import (
+    XSD,
+    XSD_BOOLEAN,
+    XSD_DATETIME,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_FLOAT,
+    XSD_INTEGER,
+    XSD_STRING,
+    Term,
+)
 
 __all__ = [
     "BooleanValue",
@@ -174,17 +184,9 @@ class OtherLiteral(Value):
 
 # --- Typed values ------------------------------------------------------------------------
 
-_XSD_STRING = XSD + "string"
-_XSD_BOOLEAN = XSD + "boolean"
-_XSD_INTEGER = XSD + "integer"
-_XSD_DECIMAL = XSD + "decimal"
-_XSD_FLOAT = XSD + "float"
-_XSD_DOUBLE = XSD + "double"
-_XSD_DATETIME = XSD + "dateTime"
-
 # xsd:integer and the types derived from it, with their value ranges (XSD 1.1 §3.4).
 _INTEGER_RANGES: dict[str, tuple[int | None, int | None]] = {
-    _XSD_INTEGER: (None, None),
+    XSD_INTEGER: (None, None),
     XSD + "nonPositiveInteger": (None, 0),
     XSD + "negativeInteger": (None, -1),
     XSD + "long": (-(2**63), 2**63 - 1),
@@ -200,7 +202,7 @@ _INTEGER_RANGES: dict[str, tuple[int | None, int | None]] = {
 }
 # Datatypes whose ill-typed literals have the EBV false (SPARQL 1.1 §17.2.2).
 _FALSE_WHEN_ILL_TYPED = frozenset(
-    {*_INTEGER_RANGES, _XSD_DECIMAL, _XSD_FLOAT, _XSD_DOUBLE, _XSD_BOOLEAN}
+    {*_INTEGER_RANGES, XSD_DECIMAL, XSD_FLOAT, XSD_DOUBLE, XSD_BOOLEAN}
 )
 
 # Lexical spaces (XSD 1.1 §3.3); [0-9] rather than \d, which would accept non-ASCII digits.
@@ -226,25 +228,25 @@ def value_of(term: Term) -> Value:
     datatype = term.datatype.value
     lexical = term.value
     value: Value | None = None
-    if datatype == _XSD_STRING:
+    if datatype == XSD_STRING:
         value = StringValue(term, lexical)
-    elif datatype == _XSD_BOOLEAN:
+    elif datatype == XSD_BOOLEAN:
         if lexical in {"true", "1", "false", "0"}:
             value = BooleanValue(term, lexical in {"true", "1"})
     elif datatype in _INTEGER_RANGES:
         value = _integer_value(term, lexical, *_INTEGER_RANGES[datatype])
-    elif datatype == _XSD_DECIMAL:
+    elif datatype == XSD_DECIMAL:
         if _DECIMAL_LEXICAL.fullmatch(lexical):
             value = NumericValue(term, NumericType.DECIMAL, Decimal(lexical))
-    elif datatype == _XSD_FLOAT:
+    elif datatype == XSD_FLOAT:
         single = _parse_floating(lexical, single=True)
         if single is not None:
             value = NumericValue(term, NumericType.FLOAT, single)
-    elif datatype == _XSD_DOUBLE:
+    elif datatype == XSD_DOUBLE:
         double = _parse_floating(lexical, single=False)
         if double is not None:
             value = NumericValue(term, NumericType.DOUBLE, double)
-    elif datatype == _XSD_DATETIME:
+    elif datatype == XSD_DATETIME:
         value = _datetime_value(term, lexical)
     return value if value is not None else OtherLiteral(term, datatype)
 
@@ -603,10 +605,10 @@ def effective_boolean_value(term: Term) -> bool:
 
 _DIVISION_DIGITS = 18  # fractional digits of a decimal quotient, as oxigraph
 _DATATYPES = {
-    NumericType.INTEGER: NamedNode(_XSD_INTEGER),
-    NumericType.DECIMAL: NamedNode(_XSD_DECIMAL),
-    NumericType.FLOAT: NamedNode(_XSD_FLOAT),
-    NumericType.DOUBLE: NamedNode(_XSD_DOUBLE),
+    NumericType.INTEGER: NamedNode(XSD_INTEGER),
+    NumericType.DECIMAL: NamedNode(XSD_DECIMAL),
+    NumericType.FLOAT: NamedNode(XSD_FLOAT),
+    NumericType.DOUBLE: NamedNode(XSD_DOUBLE),
 }
 
 
