@@ -21,7 +21,6 @@ from enum import Enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 __all__ = [
-    "XSD_DATETIME",
     "TimeUnit",
     "datetime_to_ms",
     "format_duration",
@@ -29,8 +28,6 @@ __all__ = [
     "parse_duration",
     "zone",
 ]
-
-XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DATETIME_RE = re.compile(

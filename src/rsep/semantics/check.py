@@ -49,7 +49,7 @@ from rsep.algebra.r2s import Solution
 from rsep.algebra.window import Composed, TimeWindow, WindowFunction
 from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
-from rsep.rdf.terms import Term
+from rsep.rdf.terms import XSD, Term
 from rsep.semantics.evaluate import Answer, ContinuousQuery
 from rsep.semantics.graph import Graph, TimeVaryingGraph
 
@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 _NUMERIC = frozenset(
-    "http://www.w3.org/2001/XMLSchema#" + name
+    XSD + name
     for name in (
         "integer",
         "decimal",

@@ -23,6 +23,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
+from rsep.rdf.terms import XSD_DOUBLE, XSD_STRING
 from rsep.workloads.output import SYNTHETIC, check_count, write_lines
 
 CARD_IDS = range(2, 214)
@@ -34,7 +35,6 @@ STREAM = "http://example.org/main"
 CARD_NAMESPACE = f"http://example/{SYNTHETIC}/card#"
 """Generated cards are named here (the sample's are ``http://example/card#N``): every
 event's subject says that it is synthetic, and queries bind the card to a variable."""
-_XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
 def card_transactions(n_events: int, seed: int = 0, cards: int = len(CARD_IDS)) -> Iterator[str]:
@@ -56,8 +56,8 @@ def card_transactions(n_events: int, seed: int = 0, cards: int = len(CARD_IDS)) 
         for _ in range(rng.choices(lengths, weights=BURST_COUNTS)[0]):
             amount = rng.randint(0, MAX_CENTS) / 100
             subject = f"<{CARD_NAMESPACE}{card}>"
-            yield f'{subject} <http://example/id> "{card}"^^<{_XSD}string> .\n'
-            yield f'{subject} <http://example/amount> "{amount}"^^<{_XSD}double> .\n'
+            yield f'{subject} <http://example/id> "{card}"^^<{XSD_STRING}> .\n'
+            yield f'{subject} <http://example/amount> "{amount}"^^<{XSD_DOUBLE}> .\n'
             emitted += 1
             if emitted == n_events:
                 return

@@ -31,6 +31,7 @@ from rsep.rdf.terms import (
     PROV_STARTED_AT,
     RSEP_STREAM,
     XSD,
+    XSD_STRING,
 )
 from rsep.rdf.time import TimeUnit, datetime_to_ms, ms_to_datetime
 
@@ -40,7 +41,6 @@ RECORD_LIMIT = 2000
 WINDOW = 65_536
 """Lines parsed at once while recovering from a syntax error (bounds the cost of each retry)."""
 
-XSD_STRING = XSD + "string"
 _DATETIME_TYPES = frozenset({XSD + "dateTime", XSD + "dateTimeStamp"})
 _INTEGER_TYPES = frozenset(
     XSD + name

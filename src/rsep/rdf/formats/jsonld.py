@@ -20,7 +20,6 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 from rsep.errors import BadRecords, InputError, UserError
 from rsep.rdf.event import Event, EventId
 from rsep.rdf.formats._common import (
-    XSD_STRING,
     BadEvent,
     ReadOptions,
     TimeOrder,
@@ -34,7 +33,7 @@ from rsep.rdf.formats._common import (
     syntax_reason,
     unit_count,
 )
-from rsep.rdf.terms import PROV, RDF, RSEP, XSD
+from rsep.rdf.terms import PROV, RDF, RSEP, XSD, XSD_STRING
 from rsep.rdf.time import TimeUnit
 
 CONTEXT = {"prov": PROV, "xsd": XSD, "rsep": RSEP}

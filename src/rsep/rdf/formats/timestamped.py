@@ -16,7 +16,6 @@ from pyoxigraph import RdfFormat, Triple, parse
 from rsep.errors import BadRecords, UserError
 from rsep.rdf.event import Event
 from rsep.rdf.formats._common import (
-    XSD_STRING,
     ReadOptions,
     TimeOrder,
     WriteChecks,
@@ -29,6 +28,7 @@ from rsep.rdf.formats._common import (
     syntax_reason,
     unit_count,
 )
+from rsep.rdf.terms import XSD_STRING
 from rsep.rdf.time import TimeUnit
 
 _TAIL = re.compile(
