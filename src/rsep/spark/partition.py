@@ -37,7 +37,7 @@ Three questions, answered from the plan once on the driver (:func:`choose_scheme
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -68,9 +68,11 @@ __all__ = [
     "choose_scheme",
     "key_join",
     "owner",
+    "prematches",
     "required_part",
     "routing",
     "vocabulary",
+    "worth_prematching",
 ]
 
 Key = tuple[str, ...]
@@ -429,17 +431,38 @@ class KeyJoin:
         return frozenset({"?" + n for n in self.by} | {n for n, k in seen.items() if k > 1})
 
     @property
+    def variables(self) -> tuple[str, ...]:
+        """The names of the GPM's variables, in order of first occurrence (blank nodes, the
+        variables ``?_:…``, are not among them): the terms of a solution row
+        (:func:`rsep.spark.replay.solution_rows`), as ``GroupMatcher.match`` binds them."""
+        names = (x[1:] for pattern in (*self.event, *self.kb) for x in pattern if x[0] == "?")
+        return tuple(dict.fromkeys(n for n in names if not n.startswith("_:")))
+
+    @property
+    def center(self) -> str | None:
+        """The variable every triple pattern has as subject when the GPM is a star on it:
+        IRIs as predicates, and as objects IRIs or variables that occur nowhere else (then
+        its solutions on an event are, per subject, the product of each pattern's objects,
+        found by one grouping of the rows, with no join); ``None`` otherwise, and for a GPM
+        with a knowledge base part."""
+        subjects = {s for s, _, _ in self.event}
+        if self.kb or len(subjects) != 1:
+            return None
+        (center,) = subjects
+        seen: dict[str, int] = {}
+        for pattern in self.event:
+            for x in pattern:
+                seen[x] = seen.get(x, 0) + 1
+        for _, p, o in self.event:
+            if p.startswith("?") or (o.startswith("?") and (o == center or seen[o] > 1)):
+                return None
+        return center if center.startswith("?") else None
+
+    @property
     def star(self) -> bool:
-        """Whether the event part is a star on the one key variable: every triple pattern
-        has it as subject, an IRI as predicate and no other variable read (then an event's
-        keys are the subjects holding a triple for every pattern, found by grouping the
-        rows, with no join)."""
-        if self.kb or len(self.by) != 1:
-            return False
-        key = "?" + self.by[0]
-        return self.needed == {key} and all(
-            s == key and not p.startswith("?") and o != key for s, p, o in self.event
-        )
+        """Whether the event part is a star (:attr:`center`) on the one key variable (then
+        an event's keys are the subjects holding a triple for every pattern)."""
+        return len(self.by) == 1 and self.center == "?" + self.by[0]
 
 
 @dataclass(frozen=True)
@@ -475,6 +498,38 @@ def routing(scheme: Scheme, graphs: Mapping[str, Any]) -> Routing:
 
 
 _NO_KEY = "no key alone"
+
+
+def prematches(plan: Plan, graphs: Mapping[str, Any]) -> tuple[KeyJoin, ...]:
+    """The GPMs of ``plan`` whose solutions on each event joins compute exactly, whatever
+    the bindings a run brings (:func:`key_join` with no key: a basic graph pattern without
+    FILTER, whose solutions under ``μ`` are those compatible with ``μ``, SPARQL 1.1 sec.
+    18.3), so that the engine need not match them (``rsep.engine.nfa_runtime.
+    PrematchedEvent``). Left out: GPMs with no triple pattern, and GPMs whose name another
+    GPM of the plan shares (the engine finds solutions by name)."""
+    plan = apply_profile(plan)
+    if not plan.sequences():
+        return ()
+    found = _gpms(plan)
+    names = [gpm.name for gpm in found]
+    out: list[KeyJoin] = []
+    for gpm in found:
+        join = key_join(gpm, (), graphs)
+        if isinstance(join, KeyJoin) and join.event and names.count(gpm.name) == 1:
+            out.append(join)
+    return tuple(out)
+
+
+def worth_prematching(plan: Plan, joins: Sequence[KeyJoin]) -> tuple[KeyJoin, ...]:
+    """The ``joins`` (:func:`prematches`) of the streams all of whose GPMs they cover: while
+    one GPM of a stream is matched in Python, the engine indexes each of its events anyway,
+    and shipping the other GPMs' solutions costs more than it saves (the V shape, whose
+    first step alone is exact: 19 % more CPU prematched, docs/benchmarks.md)."""
+    covered = {join.gpm for join in joins}
+    gpms = _gpms(apply_profile(plan))
+    left = {gpm.stream for gpm in gpms if gpm.name not in covered}
+    stream = {gpm.name: gpm.stream for gpm in gpms}
+    return tuple(join for join in joins if stream[join.gpm] not in left)
 
 
 def key_join(gpm: Gpm, by: tuple[str, ...], graphs: Mapping[str, Any]) -> KeyJoin | str:

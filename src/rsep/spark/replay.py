@@ -19,10 +19,16 @@ The job, stage by stage (docs/architecture.md):
    on each event's graph with pyoxigraph (:func:`python_keys`); the event goes to the
    partition owning each of its keys (a CRC-32, computed by Spark), an event without a key
    to every partition, and its rows are joined with these partitions.
-4. **Evaluate**: each partition's rows are sorted by time; a task builds the engine's
-   evaluator (:func:`rsep.engine.incremental_query`), pushes the events in batches,
-   finishes at ``until``, and returns the answers as rows ``time, part, seq, key, line``
-   (``line``: the result's JSON, :mod:`rsep.rdf.results`).
+4. **Evaluate**: the GPMs whose solutions joins give exactly under any bindings
+   (:func:`~rsep.spark.partition.prematches`: basic graph patterns without FILTER), on
+   streams whose every GPM is one (:func:`~rsep.spark.partition.worth_prematching`), are
+   matched in Spark SQL by the joins of step 3 with a column per variable
+   (:func:`solution_rows`), their solutions routed with their events' rows; each
+   partition's rows are sorted by time; a task rebuilds the events, with those solutions
+   (:class:`~rsep.engine.nfa_runtime.PrematchedEvent`: the engine does not match these
+   GPMs again), builds the engine's evaluator (:func:`rsep.engine.incremental_query`),
+   pushes the events in batches, finishes at ``until``, and returns the answers as rows
+   ``time, part, seq, key, line`` (``line``: the result's JSON, :mod:`rsep.rdf.results`).
 5. **Merge**: the driver collects the answers in time order; partitioned answers that two
    partitions both give (a projection that drops the key) are kept once, at their
    earliest time (IStream over the union of the partitions' answers).
@@ -45,9 +51,11 @@ from pyoxigraph import Literal, RdfFormat, Triple, parse
 from rsep.algebra.events import Gpm
 from rsep.algebra.plan import Plan
 from rsep.engine import incremental_query
+from rsep.engine.nfa_runtime import PrematchedEvent
 from rsep.errors import InputError, UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result, read_results
+from rsep.rdf.sparql import Mu
 from rsep.rdf.terms import parse_term
 from rsep.rdf.time import TimeUnit
 from rsep.spark.partition import (
@@ -57,8 +65,10 @@ from rsep.spark.partition import (
     Scheme,
     Vocabulary,
     choose_scheme,
+    prematches,
     routing,
     vocabulary,
+    worth_prematching,
 )
 
 if TYPE_CHECKING:
@@ -79,6 +89,7 @@ __all__ = [
     "replay",
     "route",
     "run_on_spark",
+    "solution_rows",
 ]
 
 ROW_SCHEMA = (
@@ -344,69 +355,121 @@ def _shuffle_partitions(spark: SparkSession) -> int:
 # Rows to events -------------------------------------------------------------------------
 
 
-def events_of(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[int, str, Event]]:
+def events_of(
+    batches: Iterable[pa.RecordBatch], prematched: Sequence[KeyJoin] = ()
+) -> Iterator[tuple[int, str, Event]]:
     """The events of columnar rows whose rows are adjacent, as ``(part, ev, event)``
     (``part`` 0 when the rows have none); triples are parsed by pyoxigraph many events at
-    a time, so the terms are exactly the N-Triples the rows hold."""
-    pending: list[tuple[tuple[int, str, str, str, int, int], list[str]]] = []
+    a time, so the terms are exactly the N-Triples the rows hold. With ``prematched``, the
+    rows' solution rows (:func:`solution_rows`, after the event's triples) come with each
+    event as a :class:`~rsep.engine.nfa_runtime.PrematchedEvent`: for each of these GPMs,
+    its solutions on the event (none when no row gives one)."""
+    pending: list[_Pending] = []
     head: tuple[int, str, str, str, int, int] | None = None
     lines: list[str] = []
+    solved: list[tuple[int, list[str]]] = []
     for batch in batches:
         names = batch.schema.names
         size = batch.num_rows
         parts = batch.column("part").to_pylist() if "part" in names else [0] * size
+        gpms = batch.column("g").to_pylist() if "g" in names else [None] * size
+        values = batch.column("vals").to_pylist() if "vals" in names else [None] * size
         cols = [batch.column(n).to_pylist() for n in _ROW_NAMES]
-        for part, stream, ev, event_id, t_start, t_end, s, p, o in zip(parts, *cols, strict=True):
+        for part, g, vals, stream, ev, event_id, t_start, t_end, s, p, o in zip(
+            parts, gpms, values, *cols, strict=True
+        ):
             if head is None or head[0] != part or head[1] != ev:
                 if head is not None:
-                    pending.append((head, lines))
+                    pending.append((head, lines, solved))
                 head = (part, ev, stream, event_id, t_start, t_end)
                 lines = []
-            if s is not None:
+                solved = []
+            if g is not None:
+                solved.append((g, vals))
+            elif s is not None:
                 lines.append(f"{s} {p} {o} .")
         if len(pending) >= _EVENTS_PER_PARSE:
-            yield from _parsed(pending)
+            yield from _parsed(pending, prematched)
             pending = []
     if head is not None:
-        pending.append((head, lines))
-    yield from _parsed(pending)
+        pending.append((head, lines, solved))
+    yield from _parsed(pending, prematched)
+
+
+_Pending = tuple[tuple[int, str, str, str, int, int], list[str], list[tuple[int, list[str]]]]
+"""An event read from rows: its head ``(part, ev, stream, event_id, t_start, t_end)``, its
+triples as N-Triples lines, and its solution rows ``(g, values)``."""
+
+_VALUE = "<urn:rsep:value> <urn:rsep:value> "
 
 
 def _parsed(
-    pending: list[tuple[tuple[int, str, str, str, int, int], list[str]]],
+    pending: list[_Pending], prematched: Sequence[KeyJoin] = ()
 ) -> Iterator[tuple[int, str, Event]]:
+    """The events of ``pending``: their triples and the values of their solutions parsed
+    in one N-Triples document (the values as objects), so that equal texts give equal
+    terms."""
     if not pending:
         return
-    data = "\n".join(line for _, lines in pending for line in lines).encode()
+    text = [line for _, lines, _ in pending for line in lines]
+    count = len(text)
+    text += [
+        _VALUE + value + " ." for _, _, solved in pending for _, vals in solved for value in vals
+    ]
+    data = "\n".join(text).encode()
     triples = [q.triple for q in parse(input=data, format=RdfFormat.N_TRIPLES)] if data else []
     position = 0
-    for (part, ev, stream, event_id, t_start, t_end), lines in pending:
+    values = count
+    for (part, ev, stream, event_id, t_start, t_end), lines, solved in pending:
         graph = frozenset(triples[position : position + len(lines)])
         position += len(lines)
         ident = parse_term(event_id) if event_id else None
         if isinstance(ident, Literal | Triple):
             ident = None
-        yield part, ev, Event(stream, t_start, t_end, graph, ident)
+        if not prematched:
+            yield part, ev, Event(stream, t_start, t_end, graph, ident)
+            continue
+        found: dict[str, set[Mu]] = {join.gpm: set() for join in prematched}
+        for g, vals in solved:
+            join = prematched[g]
+            terms = [t.object for t in triples[values : values + len(vals)]]
+            values += len(vals)
+            found[join.gpm].add(Mu(dict(zip(join.variables, terms, strict=True))))
+        solutions = {name: frozenset(mus) for name, mus in found.items()}
+        yield part, ev, PrematchedEvent(stream, t_start, t_end, graph, ident, solutions)
 
 
 # Routing ----------------------------------------------------------------------------------
 
 
-def route(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFrame:
+def route(
+    frame: DataFrame,
+    scheme: Scheme,
+    graphs: Mapping[str, Any],
+    solutions: DataFrame | None = None,
+) -> DataFrame:
     """``frame`` with column ``part``: each event's rows once per partition it goes to
     (module docstring, 3): those :func:`key_parts` gives it, or every partition for an
-    event without a key; all in partition 0 without partitioning."""
+    event without a key; all in partition 0 without partitioning. ``solutions``
+    (:func:`solution_rows`) go along, to the partitions of their events."""
     from pyspark.sql import functions as F
 
+    rows = frame
+    if solutions is not None:
+        rows = frame.select(
+            *frame.columns,
+            F.lit(None).cast("long").alias("g"),
+            F.lit(None).cast("array<string>").alias("vals"),
+        ).unionByName(solutions)
     if not scheme.partitioned:
-        return frame.withColumn("part", F.lit(0))
+        return rows.withColumn("part", F.lit(0))
     every = F.sequence(F.lit(0).cast("long"), F.lit(scheme.partitions - 1).cast("long"))
     owned = key_parts(frame, scheme, graphs)
     if owned is None:
-        return frame.withColumn("part", F.explode(every))
-    joined = frame.join(owned.withColumnRenamed("part", "_owner"), "ev", "left")
+        return rows.withColumn("part", F.explode(every))
+    joined = rows.join(owned.withColumnRenamed("part", "_owner"), "ev", "left")
     parts = F.when(F.col("_owner").isNull(), every).otherwise(F.array("_owner"))
-    return joined.select(*frame.columns, F.explode(parts).alias("part"))
+    return joined.select(*rows.columns, F.explode(parts).alias("part"))
 
 
 def key_parts(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFrame | None:
@@ -440,29 +503,114 @@ def key_rows(frame: DataFrame, join: KeyJoin, graphs: Mapping[str, Any]) -> Data
 
     rows = frame.where((F.col("stream") == join.stream) & F.col("s").isNotNull())
     if join.star:
-        matches = [
-            (F.col("p") == p) & (F.lit(True) if o.startswith("?") else F.col("o") == o)
-            for _, p, o in join.event
-        ]
-        held = [F.max(match.cast("int")).alias(f"m{i}") for i, match in enumerate(matches)]
-        any_match = matches[0]
-        for match in matches[1:]:
-            any_match = any_match | match
-        grouped = rows.where(any_match).groupBy("ev", "s").agg(*held)
-        for i in range(len(matches)):
-            grouped = grouped.where(F.col(f"m{i}") == 1)
-        return grouped.select("ev", F.col("s").alias("key"))
+        return _star(rows, join, ("ev",), None).select("ev", F.col("s").alias("key"))
     columns: dict[str, str] = {}
-    solutions = _solutions(rows, join.event, join.needed, columns, ("ev",))
+    solutions = _joined(rows, join, join.needed, columns, ("ev",), graphs)
+    key = F.concat_ws("\x00", *(F.col(columns["?" + name]) for name in join.by))
+    return solutions.select("ev", key.alias("key"))
+
+
+def solution_rows(
+    frame: DataFrame, joins: Sequence[KeyJoin], graphs: Mapping[str, Any]
+) -> DataFrame | None:
+    """The solutions of the GPMs ``joins`` (:func:`~rsep.spark.partition.prematches`) on
+    each event of ``frame`` alone, computed by the joins :func:`key_rows` makes, with a
+    column for every variable: one row per event and solution, ``s, p, o`` null, ``g`` the
+    GPM's index in ``joins`` and ``vals`` the terms of its :attr:`KeyJoin.variables`
+    (N-Triples); ``None`` without GPMs. The engine takes them instead of matching these
+    GPMs (:func:`events_of`)."""
+    from pyspark.sql import functions as F
+
+    out: DataFrame | None = None
+    base = ("ev", "t_start", "t_end")
+    for index, join in enumerate(joins):
+        rows = frame.where((F.col("stream") == join.stream) & F.col("s").isNotNull())
+        columns: dict[str, str] = {}
+        if join.center is not None:  # distinct by construction
+            solutions = _star(rows, join, base, columns)
+        else:
+            wanted = join.needed | {"?" + name for name in join.variables}
+            solutions = _joined(rows, join, wanted, columns, base, graphs).distinct()
+        values = F.array(*(F.col(columns["?" + name]) for name in join.variables))
+        found = solutions.select(
+            F.lit(join.stream).alias("stream"),
+            "ev",
+            F.lit(None).cast("string").alias("event_id"),
+            "t_start",
+            "t_end",
+            *(F.lit(None).cast("string").alias(name) for name in ("s", "p", "o")),
+            F.lit(index).cast("long").alias("g"),
+            values.cast("array<string>").alias("vals"),
+        )
+        out = found if out is None else out.unionByName(found)
+    return out
+
+
+def _star(
+    rows: DataFrame, join: KeyJoin, base: tuple[str, ...], columns: dict[str, str] | None
+) -> DataFrame:
+    """The solutions of a star (:attr:`KeyJoin.center`) on each event of ``rows``, by one
+    grouping of the rows by ``base`` and subject: per subject, whether each pattern holds
+    or, when ``columns`` is given, the set of its objects for a pattern whose object is a
+    variable of the solutions, then the product of these sets (one ``explode`` each);
+    ``columns`` gets each variable's column (``s`` for the center, ``o<i>`` for pattern
+    ``i``'s object). Without ``columns``, only the subjects (the keys of a star on the
+    key)."""
+    from pyspark.sql import functions as F
+
+    center = join.center
+    assert center is not None
+    matches = [
+        (F.col("p") == p) & (F.lit(True) if o.startswith("?") else F.col("o") == o)
+        for _, p, o in join.event
+    ]
+    sets = [
+        i
+        for i, (_, _, o) in enumerate(join.event)
+        if columns is not None and o.startswith("?") and "_:" not in o
+    ]
+    aggregates = [
+        F.collect_set(F.when(match, F.col("o"))).alias(f"o{i}")
+        if i in sets
+        else F.max(match.cast("int")).alias(f"m{i}")
+        for i, match in enumerate(matches)
+    ]
+    any_match = matches[0]
+    for match in matches[1:]:
+        any_match = any_match | match
+    grouped = rows.where(any_match).groupBy(*base, "s").agg(*aggregates)
+    for i in range(len(matches)):
+        grouped = grouped.where(F.size(f"o{i}") > 0 if i in sets else F.col(f"m{i}") == 1)
+    for i in sets:
+        grouped = grouped.withColumn(f"o{i}", F.explode(f"o{i}"))
+    if columns is not None:
+        columns[center] = "s"
+        columns.update({join.event[i][2]: f"o{i}" for i in sets})
+    return grouped
+
+
+def _joined(
+    rows: DataFrame,
+    join: KeyJoin,
+    needed: frozenset[str],
+    columns: dict[str, str],
+    base: tuple[str, ...],
+    graphs: Mapping[str, Any],
+) -> DataFrame:
+    """The solutions of a :class:`KeyJoin` on each event of ``rows`` (its stream's triple
+    rows): its event part's (:func:`_solutions`), joined with its knowledge base part's
+    over the graph's triples (a broadcast table), a column per ``needed`` variable."""
+    from pyspark.sql import functions as F
+
+    solutions = _solutions(rows, join.event, needed, columns, base)
     if join.kb:
         assert join.graph is not None
         triples = [(str(t.subject), str(t.predicate), str(t.object)) for t in graphs[join.graph]]
-        kb = frame.sparkSession.createDataFrame(triples, "s string, p string, o string")
-        found = F.broadcast(_solutions(kb, join.kb, join.needed, columns, ()))
+        kb = rows.sparkSession.createDataFrame(triples, "s string, p string, o string")
+        found = F.broadcast(_solutions(kb, join.kb, needed, columns, ()))
         shared = [name for name in found.columns if name in solutions.columns]
         solutions = solutions.join(found, shared) if shared else solutions.crossJoin(found)
-    key = F.concat_ws("\x00", *(F.col(columns["?" + name]) for name in join.by))
-    return solutions.select("ev", key.alias("key"))
+    return solutions
 
 
 def _solutions(
@@ -535,13 +683,20 @@ def python_keys(
 
 
 def evaluate_rows(
-    frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any], until: int | None
+    frame: DataFrame,
+    scheme: Scheme,
+    graphs: Mapping[str, Any],
+    until: int | None,
+    prematched: Sequence[KeyJoin] = (),
 ) -> DataFrame:
     """The answers of the routed rows (:data:`RESULT_SCHEMA`): each partition's rows in one
-    Spark task, sorted by time and run through the engine (module docstring, 4)."""
+    Spark task, sorted by time and run through the engine (module docstring, 4), with the
+    solutions of the GPMs ``prematched`` that the rows carry (:func:`solution_rows`)."""
     from pyspark.sql import functions as F
 
-    order = ("part", "t_end", "t_start", "stream", "ev")
+    order: tuple[str, ...] = ("part", "t_end", "t_start", "stream", "ev")
+    if "g" in frame.columns:
+        order += ("g",)  # an event's triples (null g, first in ascending order), then solutions
     if until is not None:  # an answer at t <= until reads no later event (as run_local)
         frame = frame.where(F.col("t_end") <= until)
     count = scheme.partitions
@@ -556,7 +711,7 @@ def evaluate_rows(
     else:
         spread = frame.repartition(1)
     ordered = spread.sortWithinPartitions(*order)
-    return ordered.mapInArrow(_engine_task(scheme, graphs, until), RESULT_SCHEMA)
+    return ordered.mapInArrow(_engine_task(scheme, graphs, until, prematched), RESULT_SCHEMA)
 
 
 def _buckets(count: int) -> list[int]:
@@ -595,7 +750,10 @@ def _spark_hash_long(value: int) -> int:
 
 
 def _engine_task(
-    scheme: Scheme, graphs: Mapping[str, Any], until: int | None
+    scheme: Scheme,
+    graphs: Mapping[str, Any],
+    until: int | None,
+    prematched: Sequence[KeyJoin] = (),
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each evaluation task runs: one evaluator per partition value met."""
 
@@ -624,7 +782,7 @@ def _engine_task(
                 emit(state["query"].finish(until))
 
         with _marked_errors():
-            for part, _, event in events_of(batches):
+            for part, _, event in events_of(batches, prematched):
                 if part != state["part"]:
                     close()
                     state.update(
@@ -690,12 +848,16 @@ def replay(
     *,
     partitions: int | None = None,
     use_prefilter: bool = True,
+    prematch: bool | None = None,
     measure: bool = False,
 ) -> Replay:
     """Evaluate ``plan`` over ``inputs`` with the engine in Spark tasks (module docstring).
 
-    ``partitions`` defaults to ``spark.sql.shuffle.partitions``; ``measure`` counts the
-    rows read and kept by the prefilter (two more Spark jobs)."""
+    ``partitions`` defaults to ``spark.sql.shuffle.partitions``; ``prematch``: the GPMs
+    joins evaluate exactly are matched in Spark SQL, not by the engine (module docstring,
+    4): ``None`` those of the streams whose every GPM is exact
+    (:func:`~rsep.spark.partition.worth_prematching`), ``True`` all, ``False`` none;
+    ``measure`` counts the rows read and kept by the prefilter (two more Spark jobs)."""
     from pyspark import StorageLevel
 
     started = time.perf_counter()
@@ -715,7 +877,12 @@ def replay(
             if measure:
                 out.rows_read = frame.count()
                 out.rows_kept = kept.count()
-            answers = evaluate_rows(route(kept, scheme, graphs), scheme, graphs, until)
+            joins = prematches(scheme.plan, graphs) if prematch is not False else ()
+            if prematch is None:
+                joins = worth_prematching(scheme.plan, joins)
+            solutions = solution_rows(kept, joins, graphs)
+            routed = route(kept, scheme, graphs, solutions)
+            answers = evaluate_rows(routed, scheme, graphs, until, joins)
             rows = [
                 (r["time"], r["part"], r["seq"], r["key"], r["line"]) for r in answers.collect()
             ]
