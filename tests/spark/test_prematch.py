@@ -40,13 +40,7 @@ from rsep.rdf.formats import read_events
 from rsep.rdf.results import read_results
 from rsep.rdf.sparql import GraphMatcher, Mu
 from rsep.semantics.graph import read_graph
-from rsep.spark.partition import (
-    KeyJoin,
-    Scheme,
-    choose_scheme,
-    prematches,
-    worth_prematching,
-)
+from rsep.spark.partition import KeyJoin, Scheme, choose_scheme, prematches
 from rsep.spark.replay import (
     StreamInput,
     _engine_task,
@@ -207,24 +201,6 @@ def test_prematches_are_the_exact_joins() -> None:
     assert (join.gpm, join.variables) == ("A", ("company", "p1", "vol1"))
 
 
-def test_prematching_is_worth_it_where_a_stream_needs_no_python_match() -> None:
-    """By default only the streams whose every GPM is prematched are: the V shape's B and C
-    are matched in Python, so its A is not prematched either (it cost 19 % more CPU);
-    a stream of exact GPMs is, and another stream's GPM left to Python does not stop it."""
-    from rsep.workloads.baselines import VShape, vshape_query
-
-    vshape = compiled(vshape_query(VShape(steps=4)))
-    kb = {"http://example.org/kb/sp500": frozenset()}
-    assert worth_prematching(vshape, prematches(vshape, kb)) == ()
-    both = compiled(query(("S1", "?k ex:price ?p0 ."), ("S1", "?k ex:volume ?v .")))
-    assert [j.gpm for j in worth_prematching(both, prematches(both, {}))] == ["A", "B"]
-    mixed = compiled(query(("S1", "?k ex:price ?p0 ."), ("S2", "?k ex:volume 5 .")))
-    assert [j.gpm for j in prematches(mixed, {})] == ["A"]
-    assert [j.gpm for j in worth_prematching(mixed, prematches(mixed, {}))] == ["A"]
-    same = compiled(query(("S1", "?k ex:price ?p0 ."), ("S1", "?k ex:volume 5 .")))
-    assert worth_prematching(same, prematches(same, {})) == ()
-
-
 # The engine takes them ---------------------------------------------------------------------
 
 
@@ -296,7 +272,7 @@ def test_replay_with_and_without_prematching(spark: SparkSession, shared_data: P
     kb = {"http://www.example.com/kb": read_graph(base / "externalKB.nt")}
     expected = oracle(plan, list(read_events(base / "streamKB.txt")), kb)
     assert len(expected) == 1
-    for prematch in (True, None, False):
+    for prematch in (True, False):
         inputs = [StreamInput(base / "streamKB.txt")]
         run = replay(spark, plan, inputs, kb, partitions=3, prematch=prematch)
         assert canonical(run.results) == expected, json.dumps(prematch)

@@ -37,7 +37,7 @@ Three questions, answered from the plan once on the driver (:func:`choose_scheme
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -72,7 +72,6 @@ __all__ = [
     "required_part",
     "routing",
     "vocabulary",
-    "worth_prematching",
 ]
 
 Key = tuple[str, ...]
@@ -518,18 +517,6 @@ def prematches(plan: Plan, graphs: Mapping[str, Any]) -> tuple[KeyJoin, ...]:
         if isinstance(join, KeyJoin) and join.event and names.count(gpm.name) == 1:
             out.append(join)
     return tuple(out)
-
-
-def worth_prematching(plan: Plan, joins: Sequence[KeyJoin]) -> tuple[KeyJoin, ...]:
-    """The ``joins`` (:func:`prematches`) of the streams all of whose GPMs they cover: while
-    one GPM of a stream is matched in Python, the engine indexes each of its events anyway,
-    and shipping the other GPMs' solutions costs more than it saves (the V shape, whose
-    first step alone is exact: 19 % more CPU prematched, docs/benchmarks.md)."""
-    covered = {join.gpm for join in joins}
-    gpms = _gpms(apply_profile(plan))
-    left = {gpm.stream for gpm in gpms if gpm.name not in covered}
-    stream = {gpm.name: gpm.stream for gpm in gpms}
-    return tuple(join for join in joins if stream[join.gpm] not in left)
 
 
 def key_join(gpm: Gpm, by: tuple[str, ...], graphs: Mapping[str, Any]) -> KeyJoin | str:

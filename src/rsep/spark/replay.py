@@ -19,16 +19,18 @@ The job, stage by stage (docs/architecture.md):
    on each event's graph with pyoxigraph (:func:`python_keys`); the event goes to the
    partition owning each of its keys (a CRC-32, computed by Spark), an event without a key
    to every partition, and its rows are joined with these partitions.
-4. **Evaluate**: the GPMs whose solutions joins give exactly under any bindings
-   (:func:`~rsep.spark.partition.prematches`: basic graph patterns without FILTER), on
-   streams whose every GPM is one (:func:`~rsep.spark.partition.worth_prematching`), are
-   matched in Spark SQL by the joins of step 3 with a column per variable
-   (:func:`solution_rows`), their solutions routed with their events' rows; each
-   partition's rows are sorted by time; a task rebuilds the events, with those solutions
-   (:class:`~rsep.engine.nfa_runtime.PrematchedEvent`: the engine does not match these
-   GPMs again), builds the engine's evaluator (:func:`rsep.engine.incremental_query`),
+4. **Evaluate**: each partition's rows are sorted by time; a task rebuilds the events,
+   builds the engine's evaluator (:func:`rsep.engine.incremental_query`),
    pushes the events in batches, finishes at ``until``, and returns the answers as rows
    ``time, part, seq, key, line`` (``line``: the result's JSON, :mod:`rsep.rdf.results`).
+   With ``prematch=True``, the GPMs whose solutions joins give exactly under any bindings
+   (:func:`~rsep.spark.partition.prematches`: basic graph patterns without FILTER) are
+   matched in Spark SQL by the joins of step 3 with a column per variable
+   (:func:`solution_rows`), their solutions routed with their events' rows and carried by
+   the rebuilt events (:class:`~rsep.engine.nfa_runtime.PrematchedEvent`: the engine does
+   not match these GPMs again). It is off by default: the events are still rebuilt and
+   indexed in Python, so the solution rows only add work (20-28 % more CPU on the V shape
+   with every FILTER dropped, docs/benchmarks.md).
 5. **Merge**: the driver collects the answers in time order; partitioned answers that two
    partitions both give (a projection that drops the key) are kept once, at their
    earliest time (IStream over the union of the partitions' answers).
@@ -68,7 +70,6 @@ from rsep.spark.partition import (
     prematches,
     routing,
     vocabulary,
-    worth_prematching,
 )
 
 if TYPE_CHECKING:
@@ -848,16 +849,15 @@ def replay(
     *,
     partitions: int | None = None,
     use_prefilter: bool = True,
-    prematch: bool | None = None,
+    prematch: bool = False,
     measure: bool = False,
 ) -> Replay:
     """Evaluate ``plan`` over ``inputs`` with the engine in Spark tasks (module docstring).
 
     ``partitions`` defaults to ``spark.sql.shuffle.partitions``; ``prematch``: the GPMs
     joins evaluate exactly are matched in Spark SQL, not by the engine (module docstring,
-    4): ``None`` those of the streams whose every GPM is exact
-    (:func:`~rsep.spark.partition.worth_prematching`), ``True`` all, ``False`` none;
-    ``measure`` counts the rows read and kept by the prefilter (two more Spark jobs)."""
+    4, off by default); ``measure`` counts the rows read and kept by the prefilter (two
+    more Spark jobs)."""
     from pyspark import StorageLevel
 
     started = time.perf_counter()
@@ -877,9 +877,7 @@ def replay(
             if measure:
                 out.rows_read = frame.count()
                 out.rows_kept = kept.count()
-            joins = prematches(scheme.plan, graphs) if prematch is not False else ()
-            if prematch is None:
-                joins = worth_prematching(scheme.plan, joins)
+            joins = prematches(scheme.plan, graphs) if prematch else ()
             solutions = solution_rows(kept, joins, graphs)
             routed = route(kept, scheme, graphs, solutions)
             answers = evaluate_rows(routed, scheme, graphs, until, joins)
