@@ -9,17 +9,20 @@ from __future__ import annotations
 import json
 import pickle
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from pyoxigraph import Triple
 
 from rsep.algebra.plan import Plan
 from rsep.engine import incremental_query
+from rsep.engine.bgp import BgpMatcher
 from rsep.engine.query import IncrementalQuery
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.results import Result
+from rsep.rdf.sparql import GraphMatcher
 from rsep.semantics import evaluate
 
 FAST = settings(
@@ -49,6 +52,39 @@ class Driver:
 
 ONE_BATCH = Driver()
 """Every event in one batch, no watermark before the end, no pickling."""
+
+
+@dataclass
+class MatcherSpy:
+    """Who matched, while :func:`spy_matchers` watches: the bindings of each call of the
+    Python path (``BgpMatcher.match``; ``None`` when unbound) and the pattern or expression
+    of each call of pyoxigraph (``GraphMatcher.match`` and ``.holds``)."""
+
+    fast: list[Mapping[str, object] | None] = field(default_factory=list)
+    asked: list[object] = field(default_factory=list)
+
+
+def spy_matchers(monkeypatch: pytest.MonkeyPatch) -> MatcherSpy:
+    """Record in a :class:`MatcherSpy` the calls of both matchers, which still answer."""
+    spy = MatcherSpy()
+    in_python, by_pyoxigraph, holds = BgpMatcher.match, GraphMatcher.match, GraphMatcher.holds
+
+    def python(self: BgpMatcher, *args: Any, **kwargs: Any) -> Any:
+        spy.fast.append(args[2] if len(args) > 2 else kwargs.get("bound"))
+        return in_python(self, *args, **kwargs)
+
+    def pyoxigraph(self: GraphMatcher, *args: Any, **kwargs: Any) -> Any:
+        spy.asked.append(args[0])
+        return by_pyoxigraph(self, *args, **kwargs)
+
+    def pyoxigraph_holds(self: GraphMatcher, expression: str, mu: Mapping[str, Any]) -> bool:
+        spy.asked.append(expression)
+        return holds(self, expression, mu)
+
+    monkeypatch.setattr(BgpMatcher, "match", python)
+    monkeypatch.setattr(GraphMatcher, "match", pyoxigraph)
+    monkeypatch.setattr(GraphMatcher, "holds", pyoxigraph_holds)
+    return spy
 
 
 def canonical(results: Iterable[Result]) -> list[str]:

@@ -18,11 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
 
 import driving
 import pytest
-from driving import ONE_BATCH, Driver, canonical
+from driving import ONE_BATCH, Driver, canonical, spy_matchers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import NamedNode, RdfFormat, Triple, Variable, parse
@@ -52,13 +51,12 @@ from rsep.algebra.paths import (
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.window import LandmarkWindow, NowWindow, TimeWindow, WindowFunction
 from rsep.engine import incremental_query
-from rsep.engine.bgp import BgpMatcher
 from rsep.engine.cqelscep import CqelscepQuery, Operators
 from rsep.errors import UserError
 from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.formats import read_events
-from rsep.rdf.sparql import GraphMatcher, Mu
+from rsep.rdf.sparql import Mu
 from rsep.rdf.time import TimeUnit
 from rsep.semantics import cqelscep as oracle_ops
 from rsep.semantics.event_mapping import EventMapping
@@ -198,23 +196,10 @@ def test_graph_patterns_are_matched_in_python(monkeypatch: pytest.MonkeyPatch) -
     (Example 9)."""
     plan, events, graphs = vienna_plan(), vienna_events(), vienna_map()
     expected = oracle(plan, events, graphs)
-    fast: list[Mapping[str, object] | None] = []
-    asked: list[object] = []
-    in_python, by_pyoxigraph = BgpMatcher.match, GraphMatcher.match
-
-    def python(self: BgpMatcher, *args: Any, **kwargs: Any) -> list[Mu] | None:
-        fast.append(args[2] if len(args) > 2 else kwargs.get("bound"))
-        return in_python(self, *args, **kwargs)
-
-    def pyoxigraph(self: GraphMatcher, *args: Any, **kwargs: Any) -> list[Mu]:
-        asked.append(args[0])
-        return by_pyoxigraph(self, *args, **kwargs)
-
-    monkeypatch.setattr(BgpMatcher, "match", python)
-    monkeypatch.setattr(GraphMatcher, "match", pyoxigraph)
+    spy = spy_matchers(monkeypatch)
     assert canonical(engine(plan, events, graphs)) == expected != []
-    assert asked == []
-    assert None in fast and any(fast)  # items unbound; the background under path mappings
+    assert spy.asked == []
+    assert None in spy.fast and any(spy.fast)  # items unbound; the background under path mappings
 
 
 # Cases (1)-(17) end to end -----------------------------------------------------------------

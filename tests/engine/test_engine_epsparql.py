@@ -15,10 +15,9 @@ import random
 import re
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -30,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import driving
 import test_semantics_epsparql as paper
-from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed
+from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed, spy_matchers
 from semantics_data import EX, expand
 from test_nfa_runtime import drivers
 
@@ -60,12 +59,10 @@ from rsep.algebra.plan import (
     Select,
 )
 from rsep.engine import incremental_query
-from rsep.engine.bgp import BgpMatcher
 from rsep.engine.epsparql import EpsparqlQuery, sigma
 from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
-from rsep.rdf.sparql import GraphMatcher, Mu
-from rsep.rdf.terms import XSD, Term
+from rsep.rdf.terms import XSD
 from rsep.semantics import epsparql as oracle_epsparql
 
 S = paper.S
@@ -444,29 +441,10 @@ def test_filters_are_evaluated_in_python(monkeypatch: pytest.MonkeyPatch) -> Non
     or ``.match``) never asked; the answers stay the oracle's."""
     plan, events = paper.compiled(SEQ_QUERY), _prices(6)
     expected = oracle(plan, events)
-    fast: list[Mapping[str, object] | None] = []
-    asked: list[object] = []
-    in_python = BgpMatcher.match
-    by_pyoxigraph, holds = GraphMatcher.match, GraphMatcher.holds
-
-    def python(self: BgpMatcher, *args: Any, **kwargs: Any) -> list[Mu] | None:
-        fast.append(args[2] if len(args) > 2 else kwargs.get("bound"))
-        return in_python(self, *args, **kwargs)
-
-    def pyoxigraph(self: GraphMatcher, *args: Any, **kwargs: Any) -> list[Mu]:
-        asked.append(args[0])
-        return by_pyoxigraph(self, *args, **kwargs)
-
-    def pyoxigraph_holds(self: GraphMatcher, expression: str, mu: Mapping[str, Term]) -> bool:
-        asked.append(expression)
-        return holds(self, expression, mu)
-
-    monkeypatch.setattr(BgpMatcher, "match", python)
-    monkeypatch.setattr(GraphMatcher, "match", pyoxigraph)
-    monkeypatch.setattr(GraphMatcher, "holds", pyoxigraph_holds)
+    spy = spy_matchers(monkeypatch)
     assert engine(plan, events) == expected != []
-    assert asked == []
-    assert fast and all(fast)  # each under a solution of the SEQ
+    assert spy.asked == []
+    assert spy.fast and all(spy.fast)  # each under a solution of the SEQ
 
 
 def test_pickling_mid_stream_gives_the_same_results() -> None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from random import Random
-from typing import Any, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 import pytest
 from hypothesis import given
@@ -27,7 +27,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "semantics"))
 
 import test_semantics_rsepql_events as paper
-from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed
+from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed, spy_matchers
 from semantics_data import EX, S_RSEPQL, parameters, pattern, short
 
 from rsep.algebra.compile import compile_query
@@ -51,7 +51,6 @@ from rsep.algebra.window import (
     PresentRule,
     TimeWindow,
 )
-from rsep.engine.bgp import BgpMatcher
 from rsep.engine.query import incremental_query
 from rsep.engine.rsepql import InputUnit, RsepqlQuery, dominant
 from rsep.errors import UserError
@@ -59,7 +58,6 @@ from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event as Item
 from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import Result, SelectResult
-from rsep.rdf.sparql import GraphMatcher, Mu
 from rsep.semantics import ContinuousQuery
 
 # Running the engine and the oracle ------------------------------------------------------------
@@ -291,26 +289,11 @@ def test_basic_event_patterns_are_matched_in_python(monkeypatch: pytest.MonkeyPa
     match = Match(Seq(E1, E2), SelectionPolicy.CHRONOLOGICAL, ConsumptionPolicy.CHRONOLOGICAL)
     plan = example_plan(match)
     truth = run_oracle(plan, [paper.S], start=8, until=10)
-    fast: list[Mapping[str, object] | None] = []
-    asked: list[object] = []
-    in_python = BgpMatcher.match
-
-    def python(self: BgpMatcher, *args: Any, **kwargs: Any) -> list[Mu] | None:
-        fast.append(args[2] if len(args) > 2 else kwargs.get("bound"))
-        return in_python(self, *args, **kwargs)
-
-    monkeypatch.setattr(BgpMatcher, "match", python)
-    by_pyoxigraph = GraphMatcher.match
-
-    def pyoxigraph(self: GraphMatcher, *args: Any, **kwargs: Any) -> list[Mu]:
-        asked.append(args[0])
-        return by_pyoxigraph(self, *args, **kwargs)
-
-    monkeypatch.setattr(GraphMatcher, "match", pyoxigraph)
+    spy = spy_matchers(monkeypatch)
     found, _ = run_engine(plan, [paper.S], start=8, until=10)
     assert canonical(found) == canonical(truth) and found
-    assert asked == []
-    assert None in fast and any(fast)  # items unbound; used triples under the solution
+    assert spy.asked == []
+    assert None in spy.fast and any(spy.fast)  # items unbound; used triples under the solution
 
 
 def test_csparql_window_and_table_1() -> None:
