@@ -26,7 +26,7 @@ this runtime reaches the same answers event by event, in bounded state. Its piec
   A GPM whose solutions on an event were computed elsewhere (:class:`PrematchedEvent`:
   Spark SQL joins over the columnar rows, ``rsep.spark.replay``) is not matched again:
   under ``μ`` its solutions are the prematched mappings compatible with ``μ`` (stored
-  forms compared, as substitution does), extended with ``μ``.
+  forms compared, as a bound term matches a triple pattern), extended with ``μ``.
   **Lazy conjunction** (Sect. 7.3): a conjunction is evaluated only when every operand's
   stream has an event at the instant, operand by operand, stopping at the first that
   matches nothing.
@@ -1218,10 +1218,9 @@ class NfaQuery(InstantQuery):
         return True
 
     def _extended(self, solutions: frozenset[Mu], bound: Mu) -> frozenset[Mu]:
-        """``{bound} ⋈ Ω`` as the matcher gives it under ``bound`` (:class:`GroupMatcher`,
-        SEP-0007 substitution): the mappings of ``Ω`` that agree with ``bound`` on their
-        shared variables by stored form, with ``bound``'s own terms and its other
-        variables added."""
+        """``{bound} ⋈ Ω`` as the matcher gives it under ``bound`` (:class:`GroupMatcher`):
+        the mappings of ``Ω`` that agree with ``bound`` on their shared variables by stored
+        form, with ``bound``'s own terms and its other variables added."""
         if not bound:
             return solutions
         out = []
