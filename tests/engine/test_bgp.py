@@ -362,6 +362,19 @@ ANSWERED = [
 ]
 
 
+def test_an_expression_holds_as_graph_matcher_says() -> None:
+    """``GroupMatcher.holds``: ``GraphMatcher.holds`` in Python where it can tell (a value
+    compared across datatypes, an error false, a function only pyoxigraph knows)."""
+    from rsep.engine.bgp import GroupMatcher
+
+    matcher = GraphMatcher()
+    group = GroupMatcher(matcher)
+    mu = Mu({"p": Literal("14.0", datatype=NamedNode(XSD + "double")), "s": Literal("a")})
+    for expression in ("?p = 14", "?p < 3", "?p > ?s", "?q = 1", "STRLEN(?s) = 1", "?p != 14"):
+        assert group.holds(expression, mu) == matcher.holds(expression, mu), expression
+    assert group.holds("?p = 14", mu) and not group.holds("?p > ?s", mu)
+
+
 @pytest.mark.parametrize("text", ANSWERED)
 @pytest.mark.parametrize(
     "bound", [Mu(), Mu({"s": IRIS[0]}), Mu({"p": typed("1", "integer")}), Mu({"x": IRIS[2]})]

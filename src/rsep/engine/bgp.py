@@ -954,6 +954,15 @@ class GroupMatcher:
                 return found
         return self.matcher.match(pattern, graph, bound=bound)
 
+    def holds(self, expression: str, mu: Mapping[str, Term]) -> bool:
+        """``GraphMatcher.holds(expression, mu)`` (whether ``{ FILTER(e) }`` over the empty
+        graph keeps ``μ``, the very query it makes), in Python where it can tell."""
+        return bool(self.match(f"{{ FILTER({expression}) }}", _NO_GRAPH, mu))
+
+
+_NO_GRAPH: frozenset[Triple] = frozenset()
+"""The graph an expression is tested over: it reads only its mapping."""
+
 
 # FILTERs -----------------------------------------------------------------------------------
 

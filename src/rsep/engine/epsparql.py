@@ -82,9 +82,6 @@ stream with the derived occurrences)."""
 
 _MEMO_LIMIT = 200_000
 
-_NO_GRAPH: frozenset[Triple] = frozenset()
-"""The graph a FILTER is tested over: it reads only its mapping."""
-
 
 class _Evaluator:
     """FILTER and BIND expressions under mappings, each value remembered (a Q-closure
@@ -102,9 +99,8 @@ class _Evaluator:
         return self.matcher.forms
 
     def holds(self, expression: str | None, timed: bool, mu: Mu, t1: int, t2: int) -> bool:
-        """``μ(σ_{t1 t2}(F)) = true``; an absent ``F`` is true, an error false. Asked as
-        whether ``{ FILTER(F) }`` over the empty graph keeps ``μ``, the very query
-        :meth:`GraphMatcher.holds <rsep.rdf.sparql.GraphMatcher.holds>` makes."""
+        """``μ(σ_{t1 t2}(F)) = true``; an absent ``F`` is true, an error false
+        (:meth:`GroupMatcher.holds <rsep.engine.bgp.GroupMatcher.holds>`)."""
         if expression is None:
             return True
         text = sigma(expression, t1, t2) if timed else expression
@@ -113,8 +109,7 @@ class _Evaluator:
         if found is None:
             if len(self._holds) > _MEMO_LIMIT:
                 self._holds.clear()
-            kept = self.patterns.match(f"{{ FILTER({text}) }}", _NO_GRAPH, mu)
-            found = self._holds[key] = bool(kept)
+            found = self._holds[key] = self.patterns.holds(text, mu)
         return found
 
     def extend(self, mu: Mu, expressions: Iterable[tuple[str, str]]) -> Mu:
