@@ -30,6 +30,7 @@ from rsep.algebra.plan import (
     Plan,
     Rule,
     Select,
+    SubSelect,
     explain,
 )
 from rsep.algebra.r2s import R2S
@@ -163,7 +164,7 @@ def test_a_construct_plan_is_a_rule_and_the_plan_carries_the_rules_of_others() -
     follow; a plan with rules pickles (Spark ships it to its tasks) and compares by them."""
     other = _epsparql(f"?a <{EX}rated> ?c .")
     rule = Rule.of(other)
-    assert (rule.pattern, rule.template, rule.expressions) == (other.r2r, other.form.template, ())  # type: ignore[union-attr]
+    assert (rule.pattern, rule.template) == (other.r2r, other.form.template)  # type: ignore[union-attr]
     reading = replace(_epsparql(None), rules=(rule,))
     assert reading.closure_rules == (rule,)
     fed = replace(_epsparql(f"?c <{EX}bad> ?a .", feedback=True), rules=(rule,))
@@ -184,13 +185,32 @@ def test_what_is_no_rule_is_refused() -> None:
 
 
 def test_explain_prints_the_rules_of_other_queries() -> None:
-    """Each rule: its template, its sub-select's expressions, and its pattern tree."""
-    rule = replace(Rule.of(_epsparql(f"?a <{EX}rated> ?c .")), expressions=(("n", "?a + 1"),))
+    """Each rule: its template and its pattern tree, a sub-select around the pattern with
+    its ``(e AS ?v)`` (EP-SPARQL query (5))."""
+    bgp = _epsparql(None).r2r
+    assert isinstance(bgp, StreamBgp)
+    sub = SubSelect(bgp, ("a", "n"), (("n", "?a + 1"),))
+    rule = Rule(sub, f"?a <{EX}rated> ?n .")
     text = explain(replace(_epsparql(None), rules=(rule,)))
-    at = text.index("  rule 1   CONSTRUCT { ?a <http://example.org/rated> ?c . }")
+    at = text.index("  rule 1   CONSTRUCT { ?a <http://example.org/rated> ?n . }")
     assert text[at:].splitlines()[1:4] == [
-        "    (?a + 1 AS ?n)",
-        "    StreamBgp",
-        "      graph pattern { { ?c <http://example.org/down> ?a } }  binds ?a ?c",
+        "    SubSelect SELECT ?a (?a + 1 AS ?n)",
+        "      StreamBgp",
+        "        graph pattern { { ?c <http://example.org/down> ?a } }  binds ?a ?c",
     ]
     assert "  rule " not in explain(_epsparql(None))
+
+
+def test_a_sub_select_binds_its_projection() -> None:
+    """SPARQL 1.1 sec. 18.2.1: the outer pattern sees the projected variables only (those
+    the pattern or an expression binds); a projection is not empty (``SELECT *`` is the
+    pattern itself) and an expression binds a projected variable."""
+    bgp = _epsparql(None).r2r
+    assert isinstance(bgp, StreamBgp)
+    assert SubSelect(bgp, ("a", "n", "q"), (("n", "?a + 1"),)).variables == {"a", "n"}
+    with pytest.raises(ValueError, match="at least"):
+        SubSelect(bgp, ())
+    with pytest.raises(ValueError, match=r"unprojected variables: \['n'\]"):
+        SubSelect(bgp, ("a",), (("n", "?a + 1"),))
+    with pytest.raises(ValueError, match="not a variable name"):
+        SubSelect(bgp, ("?a",))

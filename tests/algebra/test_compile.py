@@ -28,6 +28,7 @@ from test_stream_checks import KNOWN_INVALID
 
 from rsep.algebra.compile import compile_query, stream_window, with_rules
 from rsep.algebra.events import (
+    And,
     CepSeq,
     CepWindow,
     Event,
@@ -44,7 +45,16 @@ from rsep.algebra.events import (
     Within,
 )
 from rsep.algebra.params import PARAMETERS, ParameterError, Parameters, Source
-from rsep.algebra.plan import Construct, EventJoin, Plan, Rule, Select, explain, unnamed_window
+from rsep.algebra.plan import (
+    Construct,
+    EventJoin,
+    Plan,
+    Rule,
+    Select,
+    SubSelect,
+    explain,
+    unnamed_window,
+)
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import CountWindow, TimeWindow, WindowBounds
 from rsep.errors import UserError
@@ -385,6 +395,91 @@ def test_epsparql_temporal_joins_and_filters() -> None:
     seq = plan.r2r.pattern
     assert isinstance(seq, SeqJoin) and isinstance(seq.left, SeqJoin)  # to the left
     assert isinstance(seq.right, StreamBgp)
+
+
+EP_PRICES = "{ ?c :price ?p1 } SEQ { ?c :price ?p2 }"
+
+
+def test_epsparql_sub_select_is_a_node_over_its_event_pattern() -> None:
+    """EP-SPARQL query (5) (Sect. 4.1): a group that is one sub-select over an event
+    pattern is ``Project(Extend(P, v, e), V)`` (SPARQL 1.1 sec. 18.2.1), a SubSelect over
+    the pattern its WHERE part compiles to; the CONSTRUCT's rule is the plan's r2r."""
+    plan = compiled(
+        "PREFIX : <http://e/> CONSTRUCT { _:p :count ?n } "
+        f"{{ SELECT ?c (?p1 + 1 AS ?n) WHERE {EP_PRICES} FILTER (?p1 < ?p2) }}",
+        "epsparql",
+    )
+    inner = compiled(f"PREFIX : <http://e/> SELECT * WHERE {EP_PRICES} FILTER (?p1 < ?p2)")
+    assert plan.r2r == SubSelect(inner.r2r, ("c", "n"), (("n", "?p1 + 1"),))  # type: ignore[arg-type]
+    assert plan.r2r.variables == {"c", "n"}
+    assert Rule.of(plan) == Rule(plan.r2r, plan.form.template)  # type: ignore[arg-type, union-attr]
+    assert "    SubSelect SELECT ?c (?p1 + 1 AS ?n)\n      EventFilter" in explain(plan)
+
+
+def test_epsparql_sub_selects_inside_a_pattern() -> None:
+    """A sub-select is a group like any other: an operand of a temporal join, or joined
+    (Join) with the triples beside it; ``SELECT *`` is its pattern itself."""
+    inner = compiled(f"PREFIX : <http://e/> SELECT * WHERE {EP_PRICES}").r2r
+    assert isinstance(inner, SeqJoin)
+    sub = SubSelect(inner, ("c",))
+    operand = compiled(
+        f"PREFIX : <http://e/> SELECT * WHERE {{ {{ SELECT ?c WHERE {EP_PRICES} }} }} "
+        "SEQ { ?c :q ?y }"
+    ).r2r
+    assert isinstance(operand, SeqJoin) and operand.left == sub
+    joined = compiled(
+        f"PREFIX : <http://e/> SELECT * WHERE {{ ?c :q ?y {{ SELECT ?c WHERE {EP_PRICES} }} }}",
+        "epsparql",
+    ).r2r
+    assert isinstance(joined, And) and joined.right == sub
+    star = compiled(f"PREFIX : <http://e/> SELECT * WHERE {{ SELECT * WHERE {EP_PRICES} }}")
+    assert star.r2r == inner
+
+
+@pytest.mark.parametrize(
+    ("modifier", "message", "column"),
+    [
+        ("GROUP BY ?c", "GROUP BY in a sub-select over an EP-SPARQL event pattern is not", 40),
+        ("ORDER BY ?c LIMIT 1", "ORDER BY and LIMIT in a sub-select over an EP-SPARQL", 40),
+        ("VALUES ?c { :a }", "VALUES in a sub-select", 40),
+    ],
+)
+def test_epsparql_sub_select_modifiers_are_refused_naming_them(
+    modifier: str, message: str, column: int
+) -> None:
+    query = f"PREFIX : <http://e/> SELECT ?c WHERE {{ SELECT ?c WHERE {EP_PRICES} {modifier} }}"
+    with pytest.raises(QuerySemanticError, match=message) as caught:
+        compiled(query, "epsparql")
+    assert (caught.value.line, caught.value.column) == (1, column)
+
+
+def test_epsparql_sub_select_aggregates_are_refused_naming_them() -> None:
+    query = f"PREFIX : <http://e/> SELECT ?n WHERE {{ SELECT (COUNT(?c) AS ?n) WHERE {EP_PRICES} }}"
+    with pytest.raises(QuerySemanticError, match="the aggregate COUNT in a sub-select") as caught:
+        compiled(query, "epsparql")
+    assert (caught.value.line, caught.value.column) == (1, 48)
+
+
+@pytest.mark.parametrize(
+    ("where", "name"),
+    [
+        (f"{{ SELECT ?c (getDURATION() AS ?d) WHERE {EP_PRICES} }}", "getDURATION"),
+        ("{ ?c :price ?p BIND (getENDTIME() AS ?d) }", "getENDTIME"),
+    ],
+)
+def test_epsparql_time_functions_outside_a_filter_are_refused(where: str, name: str) -> None:
+    """Sect. 4.1: getDURATION(), getSTARTTIME() and getENDTIME() are filter functions,
+    reading the interval of the pattern the FILTER is placed in; a FILTER (and ETALIS's
+    DO) may use them, a projection or a BIND may not."""
+    query = f"PREFIX : <http://e/> SELECT ?c WHERE {where}"
+    with pytest.raises(QuerySemanticError, match=rf"{name}\(\) is a filter function") as caught:
+        compiled(query, "epsparql")
+    assert (caught.value.line, caught.value.column) == (1, query.index(name) + 1)
+    compiled(
+        f"PREFIX : <http://e/> SELECT ?c WHERE {EP_PRICES} "
+        'FILTER (getDURATION() < "PT1S"^^<http://www.w3.org/2001/XMLSchema#duration>)',
+        "epsparql",
+    )
 
 
 EP_DOWN = "PREFIX : <http://e/> SELECT ?c ?a WHERE { ?a :downrates ?c }"

@@ -90,16 +90,21 @@ def test_spaseq_explain_shows_the_automaton(
     assert "-take->" in automaton and "-ignore->" in automaton
 
 
+def _paper_query(name: str) -> str:
+    """An EP-SPARQL query of tests/lang/paper_queries/epsparql with its prefixes declared."""
+    paper = Path(__file__).resolve().parents[1] / "lang" / "paper_queries" / "epsparql"
+    prefixes = "PREFIX : <http://example.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+    return prefixes + (paper / name).read_text("utf-8")
+
+
 def test_rules_of_other_queries_are_shown(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """``--rules``: the EP-SPARQL rule the plan reads (query (4) of the paper) is part of the
     plan ``rsep explain`` prints, and a query that is no CONSTRUCT is refused naming it."""
-    paper = Path(__file__).resolve().parents[1] / "lang" / "paper_queries" / "epsparql"
-    prefixes = "PREFIX : <http://example.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
     four = tmp_path / "query4.epsparql"
-    four.write_text(prefixes + (paper / "query4.epsparql").read_text("utf-8"), encoding="utf-8")
-    two = prefixes + (paper / "query2.epsparql").read_text("utf-8")
+    four.write_text(_paper_query("query4.epsparql"), encoding="utf-8")
+    two = _paper_query("query2.epsparql")
     code, out, _ = explain(capsys, tmp_path, two, "--rules", str(four))
     assert code == 0
     assert "  rule 1 " in out and "EP-SPARQL Q-closure" in out
@@ -107,6 +112,24 @@ def test_rules_of_other_queries_are_shown(
     assert code == 0 and "  rule 1 " not in alone
     code, _, err = explain(capsys, tmp_path, two, "--rules", str(tmp_path / "query.rq"))
     assert code == 1 and f"--rules {tmp_path / 'query.rq'}" in err
+
+
+def test_a_rule_over_a_sub_select_is_shown(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """EP-SPARQL query (5) as printed, a CONSTRUCT over a sub-select (Sect. 4.1), as the
+    rule query (6) reads: the sub-select with its ``(e AS ?v)`` above its event pattern."""
+    five = tmp_path / "query5.epsparql"
+    five.write_text(_paper_query("query5.epsparql"), encoding="utf-8")
+    six = _paper_query("query6.epsparql")
+    code, out, _ = explain(capsys, tmp_path, six, "--rules", str(five))
+    assert code == 0
+    rule = out[out.index("  rule 1   CONSTRUCT { _:aaa <http://example.org/hasCount> ?count") :]
+    assert rule.splitlines()[1:3] == [
+        "    SubSelect SELECT (?prevcount + 1 AS ?count) (?prevsum + ?price AS ?sum)",
+        "      EventFilter(expression=!BOUND(?inbetween) && getDURATION() < "
+        '"P10D"^^<http://www.w3.org/2001/XMLSchema#duration>)',
+    ]
 
 
 def test_query_from_standard_input(

@@ -259,6 +259,24 @@ def test_epsparql_query_2_reads_the_rules_of_query_4(
         assert all("ratingagency" not in r["bindings"] for r in alone) and len(alone) == 3
 
 
+def test_epsparql_query_6_reads_the_rules_of_query_5_as_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """``--rules``: EP-SPARQL query (6) over tests/semantics/data/epsparql/acme.trig reads
+    the running count and sum query (5) derives, (5) as printed, a CONSTRUCT over a
+    sub-select (Sect. 4.1): the one answer, the price of 28 February before the point (4,
+    100) that ends on 10 March at noon, more than 10 days later. Its one projection,
+    ``?average``, reads variables (6)'s pattern does not bind, so it is unbound (the
+    oracle's test_query_6_outputs_once_the_window_is_exceeded_but_reads_unbound_variables)."""
+    six, five = _paper_query(tmp_path, "query6.epsparql"), _paper_query(tmp_path, "query5.epsparql")
+    stream = f"{EX}S={REPO / 'tests/semantics/data/epsparql/acme.trig'}"
+    [found] = run([six, "--stream", stream, "--rules", five], capsys, engine)
+    march_10_noon, february_28 = 1_299_758_400_000, 1_298_851_200_000
+    assert short(found) == (march_10_noon, [february_28, march_10_noon], {})
+    if engine == "reference":
+        assert run([six, "--stream", stream], capsys, engine) == []
+
+
 def test_rules_that_are_no_epsparql_construct_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -44,7 +44,7 @@ from rsep.algebra.events import (
     Within,
 )
 from rsep.algebra.params import Source
-from rsep.algebra.plan import Construct, Dataset, Plan, Rule, Select
+from rsep.algebra.plan import Construct, Dataset, Plan, Rule, Select, SubSelect
 from rsep.errors import UserError
 from rsep.lang import QuerySyntaxError, get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
@@ -68,6 +68,7 @@ from rsep.semantics.epsparql import (
     seq_join,
     seq_right_join,
     sigma,
+    sub_select,
     union,
     within,
 )
@@ -483,6 +484,41 @@ def test_query_3_rise_without_an_acquisition_in_between() -> None:
     }
 
 
+# Sub-selects (query (5)) ---------------------------------------------------------------------
+
+
+def test_sub_select_extends_in_order_projects_and_keeps_the_interval() -> None:
+    """``Project(Extend(Ψ, v, e)…, V)`` (SPARQL 1.1 sec. 18.2.1): each expression reads the
+    ones before it, an error leaves its variable unbound, the interval is kept, and the
+    result is a set: solutions equal on ``V`` over one interval are one."""
+    psi = frozenset({sol(1, 1, x=":a", v=1), sol(1, 1, x=":a", v=2), sol(1, 2, x=":a", v=1)})
+    assert sub_select(psi, ("x",), (), MATCHER) == {sol(1, 1, x=":a"), sol(1, 2, x=":a")}
+    steps = (("n", "?v + 1"), ("m", "?n * 2"), ("e", "?nothing + 1"))
+    assert sub_select(psi, ("m", "e"), steps, MATCHER) == {
+        sol(1, 1, m=4),
+        sol(1, 1, m=6),
+        sol(1, 2, m=4),
+    }
+
+
+def test_select_over_a_sub_select_sees_its_projection_only() -> None:
+    """A SELECT over a sub-select (SPARQL 1.1 sec. 18.2.1): the sub-select's expressions
+    are computed per solution, then the outer projection and expressions, which see the
+    sub-select's variables only (``?v1`` is not projected: ``?w`` is unbound)."""
+    query = (
+        "SELECT ?x ?d (STR(?v1) AS ?w) WHERE { SELECT ?x (?v2 - ?v1 AS ?d) "
+        "WHERE { ?x :p ?v1 } SEQ { ?x :p ?v2 } }"
+    )
+    plan = compiled(query)
+    stream = stream_of(
+        [occ(":a", ":p", 1, 1, 1), occ(":a", ":p", 4, 2, 3), occ(":b", ":p", 5, 3, 3)]
+    )
+    results = list(evaluate(plan, stream))
+    assert [
+        (r.time, r.interval, {k: short(v) for k, v in r.bindings.items()}) for r in results
+    ] == [(3 * SECOND, (1 * SECOND, 3 * SECOND), {"x": ":a", "d": "3"})]
+
+
 # Queries (5) and (6): aggregation by rules ---------------------------------------------------
 
 
@@ -497,29 +533,32 @@ def query_5_subselect() -> str:
 
 
 def query_5_rule() -> Rule:
-    """Query (5) as a rule: the plan has no node for a sub-select over an event pattern,
-    so its pattern and ``(e AS ?v)`` projections are compiled from the sub-select alone."""
+    """Query (5) as printed, as a rule of ``Q``: its sub-select is part of its pattern."""
+    return Rule.of(paper_plan("query5.epsparql"))
+
+
+def test_query_5_rule_is_its_sub_select_over_its_event_pattern() -> None:
+    """The rule of query (5) as printed is the one built by hand from its sub-select cut
+    out of the text: the sub-select's event pattern, extended by ``?prevcount + 1 AS
+    ?count`` and ``?prevsum + ?price AS ?sum`` and projected on them (SPARQL 1.1 sec.
+    18.2.1), under the CONSTRUCT's template."""
     sub = compiled(query_5_subselect())
     whole = paper_plan("query5.epsparql")
     assert isinstance(sub.form, Select) and isinstance(whole.form, Construct)
-    return Rule(sub.r2r, whole.form.template, sub.form.expressions)  # type: ignore[arg-type]
-
-
-def test_query_5_as_printed_is_refused_with_a_reason() -> None:
-    """Query (5) wraps its pattern in a sub-select, which the plan keeps opaque."""
-    run = evaluation(paper_plan("query5.epsparql"), fixture("acme.trig"))
-    with pytest.raises(UserError, match="not a list of triple patterns"):
-        run.at(day("03-31"))
+    assert sub.form.variables == ("count", "sum")
+    pattern = SubSelect(sub.r2r, sub.form.variables, sub.form.expressions)  # type: ignore[arg-type]
+    assert query_5_rule() == Rule(pattern, whole.form.template)
+    assert whole.r2r == pattern and whole.output.feedback
 
 
 def test_query_5_keeps_a_running_count_and_sum_for_10_days() -> None:
-    """Rule (5) extends a point by the next price with none in between, while the window
-    from the seed point (1st) lasts under 10 days: points (1, 10), (2, 30), (3, 60) and
-    (4, 100) over [1st, 2nd], [1st, 4th], [1st, 7th], [1st, 10th 12:00]; the price of the
-    13th is 12 days after the seed. The template's ``_:aaa`` is one fresh blank node per
-    solution, the same in every round of the closure."""
-    rule = query_5_rule()
-    run = evaluation(plan_of(rule.pattern), fixture("acme.trig"), [rule])
+    """Query (5) as printed, its own rule (a CONSTRUCT fed back), extends a point by the
+    next price with none in between, while the window from the seed point (1st) lasts
+    under 10 days: points (1, 10), (2, 30), (3, 60) and (4, 100) over [1st, 2nd], [1st,
+    4th], [1st, 7th], [1st, 10th 12:00]; the price of the 13th is 12 days after the seed.
+    The template's ``_:aaa`` is one fresh blank node per solution, the same in every round
+    of the closure. The answers are the sub-select's: ``?count`` and ``?sum`` only."""
+    run = evaluation(paper_plan("query5.epsparql"), fixture("acme.trig"))
     t = day("03-31")
     derived = run.closed_stream(t) - run.stream(t)
     points: dict[str, dict[str, object]] = {}
@@ -529,14 +568,38 @@ def test_query_5_keeps_a_running_count_and_sum_for_10_days() -> None:
         points.setdefault(str(node), {"end": o.t_end})[short(o.triple.predicate)] = short(
             o.triple.object  # type: ignore[arg-type]
         )
-    assert sorted((p["end"], p[":hasCount"], p[":hasSum"]) for p in points.values()) == [
+    expected = [
         (day("03-02"), "1", "10"),
         (day("03-04"), "2", "30"),
         (day("03-07"), "3", "60"),
         (day("03-10T12"), "4", "100"),
     ]
-    again = evaluation(plan_of(rule.pattern), fixture("acme.trig"), [rule])
+    assert sorted((p["end"], p[":hasCount"], p[":hasSum"]) for p in points.values()) == expected
+    assert rows(run.at(t)) == {
+        ((("count", count), ("sum", total)), day("03-01"), end) for end, count, total in expected
+    }
+    again = evaluation(paper_plan("query5.epsparql"), fixture("acme.trig"))
     assert again.closed_stream(t) == run.closed_stream(t)  # skolem blank nodes are stable
+
+
+def test_query_5_as_printed_constructs_each_point_when_detected() -> None:
+    """Query (5) through the continuous query (``rsep.semantics.evaluate``): at each
+    instant a point is derived, the template over the sub-select's ``?count`` and
+    ``?sum``, with a fresh blank node."""
+    found = []
+    for result in evaluate(paper_plan("query5.epsparql"), fixture("acme.trig")):
+        assert isinstance(result, ConstructResult)
+        by_subject: dict[object, dict[str, str]] = {}
+        for x in result.triples:
+            by_subject.setdefault(x.subject, {})[short(x.predicate)] = short(x.object)  # type: ignore[arg-type]
+        [point] = by_subject.values()
+        found.append((result.time, point[":hasCount"], point[":hasSum"]))
+    assert found == [
+        (day("03-02"), "1", "10"),
+        (day("03-04"), "2", "30"),
+        (day("03-07"), "3", "60"),
+        (day("03-10T12"), "4", "100"),
+    ]
 
 
 def test_query_6_outputs_once_the_window_is_exceeded_but_reads_unbound_variables() -> None:

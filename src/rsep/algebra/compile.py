@@ -59,6 +59,7 @@ from rsep.algebra.plan import (
     QueryForm,
     Rule,
     Select,
+    SubSelect,
     unnamed_window,
 )
 from rsep.algebra.report import Condition, Periodic, ReportCondition, ReportPolicy
@@ -426,6 +427,7 @@ class _Compiler:
             return self._spaseq(query), form
         if self.dialect.name == "epsparql":
             _no_modifiers(query)
+            _time_functions_in_filters(query)
             return self._epsparql(where), form
         found, rest = self._events(where)
         if found is None:
@@ -634,10 +636,12 @@ class _Compiler:
         :class:`~rsep.algebra.events.StreamBgp`; a ``BIND`` right after them extends it),
         a nested group, UNION or temporal join is joined to it with ``Join``
         (:class:`~rsep.algebra.events.And`), and its FILTERs apply to the whole group.
-        A group with anything else (OPTIONAL, MINUS, VALUES, GRAPH, a sub-select, ETALIS's
-        ``aggregate``) stays one opaque StreamBgp, which the oracle refuses to evaluate."""
-        if not isinstance(group, ast.GroupPattern):
-            return events.StreamBgp(self.ref(group))
+        A sub-select is a :class:`~rsep.algebra.plan.SubSelect` over the pattern of its
+        WHERE part (:meth:`_ep_sub_select`). A group with anything else (OPTIONAL, MINUS,
+        VALUES, GRAPH, ETALIS's ``aggregate``) stays one opaque StreamBgp, which the oracle
+        refuses to evaluate."""
+        if isinstance(group, ast.SubSelect):
+            return self._ep_sub_select(group)
         trailers = [e for e in group.elements if isinstance(e, ast.Filter | ep.Do | ep.Within)]
         body = [e for e in group.elements if not isinstance(e, ast.Filter | ep.Do | ep.Within)]
         pattern: events.EventPattern | None = None
@@ -662,7 +666,7 @@ class _Compiler:
                 block.append(element)
             elif isinstance(element, ast.Bind) and block and pattern is None:
                 binds.append((element.var.name, self.expression(element.expr)))
-            elif isinstance(element, ep.TemporalJoin | ast.Union | ast.GroupPattern):
+            elif isinstance(element, ep.TemporalJoin | ast.Union | ast.Group):
                 pattern = bgp()
                 operand = self._ep_operand(element)
                 pattern = operand if pattern is None else events.And(pattern, operand)
@@ -678,6 +682,38 @@ class _Compiler:
             else:
                 pattern = events.EventFilter(pattern, self.expression(trailer.expr))
         return pattern
+
+    def _ep_sub_select(self, sub: ast.SubSelect) -> events.EventPattern:
+        """``{ SELECT V WHERE { P } }`` over an event pattern (query (5) of Sect. 4.1, which
+        uses the sub-queries and ``expression AS ?var`` of the SPARQL draft the paper cites):
+        ``Project(Extend(P, v, e)…, V)`` (SPARQL 1.1 sec. 18.2.1), a
+        :class:`~rsep.algebra.plan.SubSelect` over ``P``'s event pattern. ``SELECT *``
+        projects every variable in scope, so it is ``P`` itself; DISTINCT and REDUCED change
+        nothing, the solutions of Sect. 4.2 being sets. Solution modifiers and aggregates
+        have no node over solutions with intervals: an error names them."""
+        _no_modifiers(sub, "in a sub-select over an EP-SPARQL event pattern")
+        pattern = self._epsparql(sub.where)
+        projection = sub.select.projection
+        if projection is None:
+            return pattern
+        for item in projection:
+            for node in item.walk():
+                if isinstance(node, ast.Aggregate):
+                    raise semantic_error(
+                        f"the aggregate {node.name} in a sub-select over an EP-SPARQL event "
+                        "pattern is not compiled yet (Sect. 4.2 defines no aggregation of "
+                        "solutions with intervals)",
+                        node.pos,
+                    )
+        names = tuple(
+            item.name if isinstance(item, ast.Var) else item.var.name for item in projection
+        )
+        expressions = tuple(
+            (item.var.name, self.expression(item.expr))
+            for item in projection
+            if isinstance(item, ast.Alias)
+        )
+        return SubSelect(pattern, names, expressions)
 
     def _ep_operand(self, node: ast.Pattern) -> events.EventPattern:
         """An operand of a temporal join. The FILTERs of the optional operand of
@@ -922,14 +958,45 @@ def _no_nested_events(rest: ast.GroupPattern) -> None:
             )
 
 
-def _no_modifiers(query: ast.Query) -> None:
-    if query.group_by or query.having or query.order_by or query.values is not None:
-        raise semantic_error(
-            "GROUP BY, HAVING, ORDER BY and VALUES with an event pattern are not compiled yet",
-            query.pos,
+def _no_modifiers(query: ast.Query | ast.SubSelect, where: str = "with an event pattern") -> None:
+    """Refuse the solution modifiers the plan has no node for, naming them: over an event
+    pattern (``where``) only the projection and its ``(e AS ?v)`` are compiled."""
+    present = [
+        name
+        for name, given in (
+            ("GROUP BY", query.group_by),
+            ("HAVING", query.having),
+            ("ORDER BY", query.order_by),
+            ("LIMIT", query.limit is not None),
+            ("OFFSET", query.offset is not None),
+            ("VALUES", query.values is not None),
         )
-    if query.limit is not None or query.offset is not None:
-        raise semantic_error("LIMIT and OFFSET with an event pattern are not compiled yet", None)
+        if given
+    ]
+    if present:
+        names = " and ".join(present) if len(present) < 3 else ", ".join(present)
+        verb = "is" if len(present) == 1 else "are"
+        raise semantic_error(f"{names} {where} {verb} not compiled yet", query.pos)
+
+
+def _time_functions_in_filters(query: ast.Query) -> None:
+    """EP-SPARQL's getDURATION(), getSTARTTIME() and getENDTIME() are "used inside filter
+    expressions" and read the interval of the pattern the FILTER is placed in (Sect. 4.1;
+    ``σ``, Sect. 4.2): anywhere else (a projection, a BIND) they have no interval, so an
+    error names them."""
+    stack: list[ast.Node] = [query]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Filter | ep.Do):
+            continue
+        if isinstance(node, ast.BuiltIn) and node.name in ep.TIME_FUNCTIONS:
+            raise semantic_error(
+                f"{ep.TIME_FUNCTIONS[node.name]}() is a filter function (EP-SPARQL Sect. 4.1: "
+                "it reads the interval of the pattern a FILTER is placed in); here it is "
+                "outside a FILTER",
+                node.pos,
+            )
+        stack.extend(node.children())
 
 
 def _bound(group: ast.Group) -> set[str]:

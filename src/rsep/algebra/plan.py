@@ -36,6 +36,7 @@ from rsep.algebra.events import (
     PartitionBy,
     Sequence,
     Within,
+    check_variable,
 )
 from rsep.algebra.nfa import Nfa, compile_nfa
 from rsep.algebra.params import PARAMETERS, Parameters
@@ -58,6 +59,7 @@ __all__ = [
     "QueryForm",
     "Rule",
     "Select",
+    "SubSelect",
     "explain",
     "unnamed_window",
 ]
@@ -159,6 +161,39 @@ class EventJoin(Node):
     graph: GraphPatternRef
 
 
+@dataclass(frozen=True)
+class SubSelect(EventPattern):
+    """A sub-select over an EP-SPARQL event pattern, ``{ SELECT V WHERE { P } }`` (query (5)
+    of Sect. 4.1): SPARQL 1.1's ``Project(Extend(P, v, e)…, V)`` (sec. 18.2.1 sub-select,
+    18.2.4.1, 18.2.5.2) on solutions with intervals. Each solution ``⟨μ, tα, tω⟩`` of
+    ``pattern`` is extended by ``expressions`` (``(v, text of e)``, in order, each reading
+    the ones before it; an error leaves ``v`` unbound) and restricted to ``projection``,
+    keeping its interval; as every function of Sect. 4.2 it yields a set. The outer pattern
+    and the query form see the projected variables only."""
+
+    pattern: EventPattern
+    projection: tuple[str, ...]
+    expressions: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.projection:
+            raise ValueError("a sub-select projects a variable at least (SELECT * is its pattern)")
+        for name in self.projection:
+            check_variable(name)
+        missing = [name for name, _ in self.expressions if name not in self.projection]
+        if missing:
+            raise ValueError(f"a sub-select's expressions bind unprojected variables: {missing}")
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset(self.projection) & (
+            self.pattern.variables | {name for name, _ in self.expressions}
+        )
+
+    def __str__(self) -> str:
+        return str(Select(self.projection, expressions=self.expressions))
+
+
 R2R = GraphPatternRef | EventPattern | EventJoin
 
 
@@ -174,14 +209,13 @@ class Output:
 @dataclass(frozen=True)
 class Rule:
     """A CONSTRUCT statement ``q`` of EP-SPARQL's query set ``Q`` (Sect. 4.2): its WHERE
-    pattern, its template ``P_q`` (triples with full IRIs) and the ``(e AS ?v)`` of a
-    sub-select around the WHERE part, computed from each solution before ``P_q`` is
-    instantiated (query (5); the plan has no node for a sub-select over an event pattern).
-    The triples its solutions derive re-enter the stream: ``clos_Q(S)``."""
+    pattern and its template ``P_q`` (triples with full IRIs). A sub-select around the WHERE
+    part (query (5)) is part of the pattern (:class:`SubSelect`), so its ``(e AS ?v)`` are
+    computed from each solution before ``P_q`` is instantiated. The triples its solutions
+    derive re-enter the stream: ``clos_Q(S)``."""
 
     pattern: EventPattern
     template: str
-    expressions: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, plan: Plan) -> Rule:
@@ -311,7 +345,7 @@ def _tree(node: Node, depth: int, lines: list[str]) -> None:
             continue
         parts.append(f"{f.name}={_scalar(value)}")
     head = type(node).__name__
-    if isinstance(node, Sequence):
+    if isinstance(node, Sequence | SubSelect):
         head += f" {node}"
     elif isinstance(node, Within):
         head += f" {format_duration(node.duration)}"
@@ -363,7 +397,6 @@ def explain(plan: Plan) -> str:
     lines.append(f"  output   {target}")
     for number, rule in enumerate(plan.rules, start=1):
         lines.append(f"  rule {number}   {rule}  (EP-SPARQL Q-closure, Sect. 4.2)")
-        lines += [f"    ({text} AS ?{name})" for name, text in rule.expressions]
         _tree(rule.pattern, 2, lines)
     lines.append("parameters")
     rows = [

@@ -20,7 +20,9 @@ node keeps, indexed, as ETALIS keeps the goals a rule may still complete (Sect. 
   the same instant, same start: nothing is kept;
 - ``SeqRightJoin`` (:class:`_OptionalSeq`): a new mandatory solution with the kept optional
   ones that end before it starts, or alone if none satisfies ``F``;
-- ``Union``, ``Filter`` (with ``σ``: :func:`sigma`) and ETALIS's ``WITHIN``.
+- ``Union``, ``Filter`` (with ``σ``: :func:`sigma`) and ETALIS's ``WITHIN``;
+- a sub-select (:class:`_SubSelect`, query (5)): each new solution extended by its
+  ``(e AS ?v)`` and projected, over the same interval.
 
 ``WITHIN d`` prunes: a kept solution or occurrence starting more than ``d`` before the
 current instant can only be part of solutions lasting more than ``d``, which WITHIN drops
@@ -60,7 +62,7 @@ from rsep.algebra.events import (
 )
 from rsep.algebra.occurrences import TriplePatterns, derived_triples, sigma, timed
 from rsep.algebra.passes import apply_profile
-from rsep.algebra.plan import EventJoin, Plan, Rule
+from rsep.algebra.plan import EventJoin, Plan, Rule, SubSelect
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
 from rsep.engine.projection import Output
@@ -498,6 +500,25 @@ class _Within(_Unary):
         return {s for s in increments[0] if s[2] - s[1] <= self.duration}
 
 
+class _SubSelect(_Unary):
+    """``Project(Extend(Ψ, v, e)…, V)`` of a sub-select (SPARQL 1.1 sec. 18.2.1; query
+    (5)): each solution extended by the expressions, restricted to the projection, over
+    its own interval (the oracle's ``sub_select``). The variables it always binds are the
+    projected ones its operand always binds (an expression may err)."""
+
+    def __init__(self, child: _Node, node: SubSelect) -> None:
+        super().__init__(child)
+        self.projection = node.projection
+        self.expressions = node.expressions
+        self.certain = child.certain & frozenset(node.projection)
+
+    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
+        return {
+            (ev.extend(mu, self.expressions).project(self.projection), t1, t2)
+            for mu, t1, t2 in increments[0]
+        }
+
+
 def _tree(pattern: EventPattern) -> _Node:
     """The operator tree of an EP-SPARQL pattern (one node per node of the plan)."""
     if isinstance(pattern, StreamBgp):
@@ -506,6 +527,8 @@ def _tree(pattern: EventPattern) -> _Node:
         return _Filter(_tree(pattern.pattern), pattern.expression)
     if isinstance(pattern, Within):
         return _Within(_tree(pattern.pattern), pattern.duration)
+    if isinstance(pattern, SubSelect):
+        return _SubSelect(_tree(pattern.pattern), pattern)
     if isinstance(pattern, And):
         return _Join(_tree(pattern.left), _tree(pattern.right))
     if isinstance(pattern, Or):
@@ -550,15 +573,12 @@ def _root(plan: Plan) -> EventPattern:
     return r2r
 
 
-def _derive(
-    index: int, rule: Rule, template: TriplePatterns, solution: Solution, ev: _Evaluator
-) -> list[Occurrence]:
+def _derive(index: int, template: TriplePatterns, solution: Solution) -> list[Occurrence]:
     """``μ(P_q)`` over the solution's interval if ``μ`` binds every variable of ``P_q``
     (the Q-closure's conditions (1)-(2)); a blank node of ``P_q`` is one skolem blank node
     per rule and solution, labelled as the oracle labels it."""
     m, t1, t2 = solution
-    mu = ev.extend(m, rule.expressions)
-    return [Occurrence(triple, t1, t2) for triple in derived_triples(index, template, mu, t1, t2)]
+    return [Occurrence(triple, t1, t2) for triple in derived_triples(index, template, m, t1, t2)]
 
 
 # The query ----------------------------------------------------------------------------------
@@ -689,11 +709,11 @@ class EpsparqlQuery(InstantQuery):
             if not self.rules:
                 break
             derived: list[Occurrence] = []
-            for number, (rule, template, tree) in enumerate(
-                zip(self.rules, self.templates, self.rule_trees, strict=True)
+            for number, (template, tree) in enumerate(
+                zip(self.templates, self.rule_trees, strict=True)
             ):
                 for solution in increments[id(tree)]:
-                    derived += _derive(number, rule, template, solution, ev)
+                    derived += _derive(number, template, solution)
             merged = self.indexes[None]
             fresh = {None: merged.add(derived)}
             if not fresh[None]:

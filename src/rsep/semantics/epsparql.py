@@ -13,6 +13,8 @@ solutions, one function per operator of Sect. 4.2:
   (``SeqJoin``, SEQ), :func:`eq_join` (``EqJoin``, EQUALS), :func:`seq_right_join`
   (``SeqRightJoin``, OPTIONALSEQ), :func:`eq_left_join` (``EqLeftJoin``, EQUALSOPTIONAL);
 - :func:`within`: ETALIS's ``WITHIN d`` (no operator of the paper): ``tω - tα ≤ d``;
+- :func:`sub_select`: SPARQL 1.1's ``Project(Extend(Ψ, v, e)…, V)`` of a sub-select
+  (query (5); no function of the paper), each solution keeping its interval;
 - :func:`closure`: the Q-closure ``clos_Q(S)`` of CONSTRUCT rules
   (:class:`~rsep.algebra.plan.Rule`), whose derived triples re-enter the stream with their
   solution's interval.
@@ -55,7 +57,7 @@ from rsep.algebra.occurrences import (
     derived_triples,
     sigma,
 )
-from rsep.algebra.plan import EventJoin, Plan, Rule
+from rsep.algebra.plan import EventJoin, Plan, Rule, SubSelect
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.terms import Term
@@ -79,6 +81,7 @@ __all__ = [
     "seq_join",
     "seq_right_join",
     "sigma",
+    "sub_select",
     "union",
     "within",
 ]
@@ -320,6 +323,24 @@ def within(psi: Solutions, duration: int) -> Solutions:
     return frozenset(m for m in psi if m.t2 - m.t1 <= duration)
 
 
+def sub_select(
+    psi: Solutions,
+    projection: Sequence[str],
+    expressions: Iterable[tuple[str, str]],
+    matcher: GraphMatcher,
+) -> Solutions:
+    """``Project(Extend(Ψ, v, e)…, V)`` (SPARQL 1.1 sec. 18.2.1, 18.2.4.1, 18.2.5.2), the
+    sub-select of query (5) (Sect. 4.1; Sect. 4.2 defines no function for it): each
+    ``⟨μ, tα, tω⟩ ∈ Ψ`` extended by ``expressions`` in order (``σ`` is not applied: the
+    time functions are filter functions, Sect. 4.1), restricted to ``projection``, over
+    the same interval. A set, as every function of Sect. 4.2 gives: two solutions that
+    differ only outside ``V`` over one interval are one."""
+    kept = tuple(expressions)
+    return frozenset(
+        EventMapping(_extend(m.mu, kept, matcher).project(projection), m.t1, m.t2) for m in psi
+    )
+
+
 def _ordered(psi: Collection[EventMapping]) -> list[EventMapping]:
     """``psi`` in a fixed order: by interval, then by the mapping's text."""
     return sorted(psi, key=lambda m: (m.t1, m.t2, sorted(m.mu.text().items())))
@@ -332,7 +353,6 @@ def closure(
     stream: frozenset[Occurrence],
     rules: Sequence[Rule],
     solve: Callable[[EventPattern, frozenset[Occurrence]], Solutions],
-    matcher: GraphMatcher,
     limit: int = 1_000_000,
 ) -> frozenset[Occurrence]:
     """``clos_Q(S)`` (Sect. 4.2): ``S`` with the occurrences ``⟨τ, t, t'⟩`` for which a
@@ -356,7 +376,7 @@ def closure(
             for m in solve(rule.pattern, frozen):
                 key = (index, m)
                 if key not in derived:
-                    derived[key] = _derive(index, rule, template, m, matcher)
+                    derived[key] = _derive(index, template, m)
                 new.update(derived[key])
         new -= current
         if not new:
@@ -369,16 +389,14 @@ def closure(
             )
 
 
-def _derive(
-    index: int, rule: Rule, template: TriplePatterns, m: EventMapping, matcher: GraphMatcher
-) -> list[Occurrence]:
+def _derive(index: int, template: TriplePatterns, m: EventMapping) -> list[Occurrence]:
     """``Ψ_q(P_q)`` for one solution: ``μ(P_q)`` over the solution's interval, if ``μ``
-    binds every variable of ``P_q``. A blank node of ``P_q`` is one fresh blank node per
-    rule and solution, the same in every round (so the iteration ends)."""
-    mu = _extend(m.mu, rule.expressions, matcher)
+    binds every variable of ``P_q`` (a sub-select around the WHERE part has computed its
+    ``(e AS ?v)`` into ``μ``). A blank node of ``P_q`` is one fresh blank node per rule and
+    solution, the same in every round (so the iteration ends)."""
     return [
         Occurrence(triple, m.t1, m.t2)
-        for triple in derived_triples(index, template, mu, m.t1, m.t2)
+        for triple in derived_triples(index, template, m.mu, m.t1, m.t2)
     ]
 
 
@@ -452,6 +470,9 @@ class _Solver:
             )
         if isinstance(node, Within):
             return within(self.solve(node.pattern, stream), node.duration)
+        if isinstance(node, SubSelect):
+            found = self.solve(node.pattern, stream)
+            return sub_select(found, node.projection, node.expressions, matcher)
         if isinstance(node, And | Or | SeqJoin | EqJoin | OptionalSeq | EqualsOptional):
             left, right = self.solve(node.left, stream), self.solve(node.right, stream)
             if isinstance(node, And):
@@ -555,7 +576,7 @@ class EpsparqlEvaluation:
         base = self.stream(t)
         if not self.rules:
             return base
-        return closure(base, self.rules, solver.solve, solver.matcher, self._max_occurrences)
+        return closure(base, self.rules, solver.solve, self._max_occurrences)
 
     def _solver(self, t: int) -> _Solver:
         named = {

@@ -33,11 +33,13 @@ _PROJECTIONS = frozenset({"var", "select_expression", "bare_select_expression"})
 
 TEMPORAL_OPERATORS = ("SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL")
 """Sect. 4.1: the binary operators between graph patterns, besides UNION."""
-_SPELLING = {
+TIME_FUNCTIONS: Mapping[str, str] = {
     "GETDURATION": "getDURATION",
     "GETSTARTTIME": "getSTARTTIME",
     "GETENDTIME": "getENDTIME",
 }
+"""Sect. 4.1: the functions "to be used inside filter expressions", which read the interval
+of the pattern the FILTER is placed in (the AST's name and the paper's spelling)."""
 _BARE_NAME = re.compile(r"[a-z][A-Za-z0-9_]*")
 
 
@@ -223,8 +225,8 @@ class EpSparqlPrinter(StreamPrinter):
 
     def expr_built_in(self, call: ast.BuiltIn, depth: int) -> str:
         """``getDURATION()``, ``getSTARTTIME()``, ``getENDTIME()`` as the paper spells them."""
-        if call.name in _SPELLING:
-            return _SPELLING[call.name] + self._arguments(call.args, depth)
+        if call.name in TIME_FUNCTIONS:
+            return TIME_FUNCTIONS[call.name] + self._arguments(call.args, depth)
         return super().expr_built_in(call, depth)
 
     def iri(self, value: str, *, verb: bool = False) -> str:
