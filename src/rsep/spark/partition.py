@@ -71,6 +71,7 @@ __all__ = [
     "prematches",
     "required_part",
     "routing",
+    "skeleton_join",
     "vocabulary",
 ]
 
@@ -537,35 +538,77 @@ def key_join(gpm: Gpm, by: tuple[str, ...], graphs: Mapping[str, Any]) -> KeyJoi
 
     A basic graph pattern's every solution binds all its variables, so a key variable it
     does not name is never bound: the GPM gives no key either."""
-    if gpm.pattern.paths:
-        return "extended path triples"
-    event = _basic(_where(gpm.pattern.text), "?_:e")
+    event = _event_part(gpm)
     if isinstance(event, str):
         return event
     patterns, filters = event
-    bound = {x[1:] for pattern in patterns for x in pattern if x.startswith("?")}
+    bound = _pattern_variables(patterns)
     if any(_never_true(f, _expression_variables(f) - bound) for f in filters):
         return _NO_KEY + ": a FILTER names a variable the pattern does not bind"
     if filters:
         return "a FILTER over the pattern's variables (compared by value)"
-    kb: tuple[TriplePattern, ...] = ()
-    graph = None
-    if gpm.graph_kb is not None:
-        graph = gpm.graph_kb.graph
-        part = _basic(_where(gpm.graph_kb.pattern.text), "?_:k")
-        if isinstance(part, str):
-            return "knowledge base part: " + part
-        if part[1]:
-            return "knowledge base part: a FILTER"
-        if not isinstance(graphs.get(graph), frozenset | set):
-            return "knowledge base graph not given as triples"
-        kb = part[0]
-        bound |= {x[1:] for pattern in kb for x in pattern if x.startswith("?")}
-    if not set(by) <= bound:
+    part = _kb_part(gpm, graphs)
+    if isinstance(part, str):
+        return part
+    graph, kb = part
+    if not set(by) <= bound | _pattern_variables(kb):
         return _NO_KEY + ": the pattern does not bind every key variable"
     if _literal_joins(patterns + kb):
         return "a join on a variable that may bind a literal"
     return KeyJoin(gpm.name, gpm.stream, patterns, by, graph, kb)
+
+
+def skeleton_join(
+    gpm: Gpm, graphs: Mapping[str, Any]
+) -> tuple[KeyJoin, tuple[ast.Expr, ...]] | str:
+    """The GPM's *skeleton* (its pattern without FILTERs) as a :class:`KeyJoin` with no key,
+    and its FILTERs set apart, or why joins cannot give the skeleton's solutions exactly
+    (:func:`key_join`'s conditions but the FILTER's): each solution of the pattern under a
+    mapping ``μ`` is a skeleton solution ``ν`` compatible with ``μ`` on which the FILTERs
+    hold for ``μ ∪ ν`` (SPARQL 1.1 sec. 18.2.2.6, SPAseq choice 1); ``rsep.spark.
+    strict_sequence`` evaluates them so."""
+    event = _event_part(gpm)
+    if isinstance(event, str):
+        return event
+    patterns, filters = event
+    part = _kb_part(gpm, graphs)
+    if isinstance(part, str):
+        return part
+    graph, kb = part
+    if _literal_joins(patterns + kb):
+        return "a join on a variable that may bind a literal"
+    return KeyJoin(gpm.name, gpm.stream, patterns, (), graph, kb), filters
+
+
+def _event_part(gpm: Gpm) -> tuple[tuple[TriplePattern, ...], tuple[ast.Expr, ...]] | str:
+    """The triple patterns and FILTERs of a GPM's stream part (:func:`_basic`), or why it is
+    not a basic graph pattern."""
+    if gpm.pattern.paths:
+        return "extended path triples"
+    return _basic(_where(gpm.pattern.text), "?_:e")
+
+
+def _kb_part(
+    gpm: Gpm, graphs: Mapping[str, Any]
+) -> tuple[str | None, tuple[TriplePattern, ...]] | str:
+    """The knowledge base graph and triple patterns of a GPM's ``Graph (v, P_D)`` part
+    (SPAseq Def. 15; ``(None, ())`` without one), or why joins cannot evaluate it."""
+    if gpm.graph_kb is None:
+        return None, ()
+    graph = gpm.graph_kb.graph
+    part = _basic(_where(gpm.graph_kb.pattern.text), "?_:k")
+    if isinstance(part, str):
+        return "knowledge base part: " + part
+    if part[1]:
+        return "knowledge base part: a FILTER"
+    if not isinstance(graphs.get(graph), frozenset | set):
+        return "knowledge base graph not given as triples"
+    return graph, part[0]
+
+
+def _pattern_variables(patterns: Iterable[TriplePattern]) -> set[str]:
+    """The names of the variables of triple patterns (blank nodes as ``_:…``)."""
+    return {x[1:] for pattern in patterns for x in pattern if x.startswith("?")}
 
 
 def _basic(

@@ -31,6 +31,10 @@ The job, stage by stage (docs/architecture.md):
    not match these GPMs again). It is off by default: the events are still rebuilt and
    indexed in Python, so the solution rows only add work (20-28 % more CPU on the V shape
    with every FILTER dropped, docs/benchmarks.md).
+   A strict sequence (SPAseq Def. 12, ``SEQ (A, B, C)`` of plain GPMs) is instead
+   evaluated as a whole by Spark SQL joins over the rows (:mod:`rsep.spark.
+   strict_sequence`) when the plan allows it and the data holds nothing only the engine
+   evaluates exactly (events without a key, ...); ``Replay.operator`` says which ran.
 5. **Merge**: the driver collects the answers in time order; partitioned answers that two
    partitions both give (a projection that drops the key) are kept once, at their
    earliest time (IStream over the union of the partitions' answers).
@@ -76,20 +80,25 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from rsep.spark.strict_sequence import StrictSequence
+
 
 __all__ = [
     "ROW_SCHEMA",
     "Replay",
     "StreamInput",
     "evaluate_rows",
+    "event_keys",
     "key_parts",
     "key_rows",
     "prefilter",
     "python_keys",
     "read_inputs",
     "replay",
+    "result_row",
     "route",
     "run_on_spark",
+    "solution_frame",
     "solution_rows",
 ]
 
@@ -481,6 +490,17 @@ def key_parts(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> Da
     9, docs/semantics.md); ``None`` when no GPM can give a key."""
     from pyspark.sql import functions as F
 
+    keys = event_keys(frame, scheme, graphs)
+    if keys is None:
+        return None
+    part = F.pmod(F.crc32(F.encode("key", "UTF-8")), F.lit(scheme.partitions))
+    return keys.select("ev", part.alias("part")).distinct()
+
+
+def event_keys(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFrame | None:
+    """The keys of the events of ``frame``, rows ``ev, key`` (possibly repeated): those
+    joins (:func:`key_rows`) and pyoxigraph (:func:`python_keys`) find, each GPM of the
+    event's stream alone (SPAseq choice 9); ``None`` when no GPM can give a key."""
     plan = routing(scheme, graphs)
     found = [key_rows(frame, join, graphs) for join in plan.joins]
     if plan.python:
@@ -490,8 +510,7 @@ def key_parts(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> Da
     keys = found[0]
     for more in found[1:]:
         keys = keys.unionByName(more)
-    part = F.pmod(F.crc32(F.encode("key", "UTF-8")), F.lit(scheme.partitions))
-    return keys.select("ev", part.alias("part")).distinct()
+    return keys
 
 
 def key_rows(frame: DataFrame, join: KeyJoin, graphs: Mapping[str, Any]) -> DataFrame:
@@ -525,13 +544,7 @@ def solution_rows(
     out: DataFrame | None = None
     base = ("ev", "t_start", "t_end")
     for index, join in enumerate(joins):
-        rows = frame.where((F.col("stream") == join.stream) & F.col("s").isNotNull())
-        columns: dict[str, str] = {}
-        if join.center is not None:  # distinct by construction
-            solutions = _star(rows, join, base, columns)
-        else:
-            wanted = join.needed | {"?" + name for name in join.variables}
-            solutions = _joined(rows, join, wanted, columns, base, graphs).distinct()
+        solutions, columns = solution_frame(frame, join, base, graphs)
         values = F.array(*(F.col(columns["?" + name]) for name in join.variables))
         found = solutions.select(
             F.lit(join.stream).alias("stream"),
@@ -545,6 +558,24 @@ def solution_rows(
         )
         out = found if out is None else out.unionByName(found)
     return out
+
+
+def solution_frame(
+    frame: DataFrame, join: KeyJoin, base: tuple[str, ...], graphs: Mapping[str, Any]
+) -> tuple[DataFrame, dict[str, str]]:
+    """The solutions of a :class:`KeyJoin` on each event of ``frame`` alone (SPARQL 1.1 sec.
+    18.3), distinct, one row per ``base`` value (columns of the event's rows) and solution,
+    and the column of each of its variables (``?name``: :attr:`KeyJoin.variables` and the
+    blank nodes it joins on): a star by one grouping (:func:`_star`), else joins
+    (:func:`_joined`)."""
+    from pyspark.sql import functions as F
+
+    rows = frame.where((F.col("stream") == join.stream) & F.col("s").isNotNull())
+    columns: dict[str, str] = {}
+    if join.center is not None:  # distinct by construction
+        return _star(rows, join, base, columns), columns
+    wanted = join.needed | {"?" + name for name in join.variables}
+    return _joined(rows, join, wanted, columns, base, graphs).distinct(), columns
 
 
 def _star(
@@ -766,14 +797,9 @@ def _engine_task(
 
         def emit(results: list[Result]) -> None:
             for result in state["output"].take(results):
-                data = result.to_json()
-                line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-                data.pop("time")
-                rows["time"].append(result.time)
-                rows["part"].append(state["part"])
-                rows["seq"].append(state["seq"])
-                rows["key"].append(json.dumps(data, ensure_ascii=False, sort_keys=True))
-                rows["line"].append(line)
+                row = result_row(result, state["part"], state["seq"])
+                for name, value in zip(rows, row, strict=True):
+                    rows[name].append(value)
                 state["seq"] += 1
 
         def close() -> None:
@@ -806,6 +832,15 @@ def _engine_task(
     return run
 
 
+def result_row(result: Result, part: int, seq: int) -> tuple[int, int, int, str, str]:
+    """A partition's answer as a row of :data:`RESULT_SCHEMA`: ``line`` its JSON, ``key``
+    the JSON without the time (what IStream compares across partitions)."""
+    data = result.to_json()
+    line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    data.pop("time")
+    return result.time, part, seq, json.dumps(data, ensure_ascii=False, sort_keys=True), line
+
+
 def merge(rows: Iterable[tuple[int, int, int, str, str]], scheme: Scheme) -> list[str]:
     """The answers ``(time, part, seq, key, line)`` as JSON lines in time order (module
     docstring, 5): partitioned answers once each, at their earliest time; otherwise as the
@@ -825,14 +860,18 @@ def merge(rows: Iterable[tuple[int, int, int, str, str]], scheme: Scheme) -> lis
 
 @dataclass
 class Replay:
-    """What a replay did: its answers, the scheme it ran under and, when measured, the rows
-    read and kept by the prefilter, and the time taken."""
+    """What a replay did: its answers, the scheme it ran under, the operator that found the
+    answers (``"strict-sequence"``: :mod:`rsep.spark.strict_sequence`; ``"engine"``: the
+    engine in tasks) and why not the strict sequence's, when measured the rows read and
+    kept by the prefilter, and the time taken."""
 
     results: list[Result]
     scheme: Scheme
     rows_read: int | None = None
     rows_kept: int | None = None
     seconds: float = 0.0
+    operator: str = "engine"
+    reason: str = ""
 
     @property
     def rows_per_second(self) -> float:
@@ -851,14 +890,21 @@ def replay(
     use_prefilter: bool = True,
     prematch: bool = False,
     measure: bool = False,
+    strict: bool = False,
 ) -> Replay:
     """Evaluate ``plan`` over ``inputs`` with the engine in Spark tasks (module docstring).
 
     ``partitions`` defaults to ``spark.sql.shuffle.partitions``; ``prematch``: the GPMs
     joins evaluate exactly are matched in Spark SQL, not by the engine (module docstring,
     4, off by default); ``measure`` counts the rows read and kept by the prefilter (two
-    more Spark jobs)."""
+    more Spark jobs); ``strict``: a strict sequence is evaluated by Spark SQL joins
+    (:mod:`rsep.spark.strict_sequence`) when the plan and the data allow (module
+    docstring, 4; ``Replay.operator`` and ``reason`` say which ran and why). Off by
+    default: on this 2-core machine the joins measured slower than the engine in tasks at
+    3,000-150,000 V-shape events (docs/benchmarks.md)."""
     from pyspark import StorageLevel
+
+    from rsep.spark.strict_sequence import strict_sequence
 
     started = time.perf_counter()
     graphs = dict(graphs or {})
@@ -866,8 +912,9 @@ def replay(
     count = partitions or _shuffle_partitions(spark)
     scheme = choose_scheme(plan, count)
     vocab = vocabulary(scheme.final) if use_prefilter else None
+    sequence = strict_sequence(scheme, graphs) if strict else "not asked for (strict=False)"
     frame = read_inputs(spark, inputs, scheme.final.parameters.time_unit)
-    if vocab is not None or measure:
+    if vocab is not None or measure or not isinstance(sequence, str):
         # the prefilter reads the rows three times: parse the files once
         frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
     out = Replay([], scheme)
@@ -877,18 +924,84 @@ def replay(
             if measure:
                 out.rows_read = frame.count()
                 out.rows_kept = kept.count()
-            joins = prematches(scheme.plan, graphs) if prematch else ()
-            solutions = solution_rows(kept, joins, graphs)
-            routed = route(kept, scheme, graphs, solutions)
-            answers = evaluate_rows(routed, scheme, graphs, until, joins)
-            rows = [
-                (r["time"], r["part"], r["seq"], r["key"], r["line"]) for r in answers.collect()
-            ]
+            rows: list[tuple[int, int, int, str, str]] | None = None
+            if isinstance(sequence, str):
+                out.reason = sequence
+            else:
+                rows = _strict_rows(kept, sequence, scheme, graphs, until, out)
+            if rows is None:
+                joins = prematches(scheme.plan, graphs) if prematch else ()
+                solutions = solution_rows(kept, joins, graphs)
+                routed = route(kept, scheme, graphs, solutions)
+                answers = evaluate_rows(routed, scheme, graphs, until, joins)
+                rows = [
+                    (r["time"], r["part"], r["seq"], r["key"], r["line"]) for r in answers.collect()
+                ]
     finally:
         frame.unpersist()
     out.results = list(read_results(merge(rows, scheme)))
     out.seconds = time.perf_counter() - started
     return out
+
+
+def _strict_rows(
+    kept: DataFrame,
+    sequence: StrictSequence,
+    scheme: Scheme,
+    graphs: Mapping[str, Any],
+    until: int | None,
+    out: Replay,
+) -> list[tuple[int, int, int, str, str]] | None:
+    """The answers of a strict sequence by Spark SQL joins (:func:`rsep.spark.
+    strict_sequence.matches`) as rows for :func:`merge`, or ``None`` when the data holds
+    what only the engine evaluates exactly (:func:`~rsep.spark.strict_sequence.blockers`;
+    ``out.reason`` says what). ``out.operator`` says which ran."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from rsep.spark.strict_sequence import answer_rows, blocked, blockers, matches
+
+    streams = sorted(scheme.final.dataset.streams)
+    if streams:  # the streamset (choice 8), also without the prefilter
+        kept = kept.where(F.col("stream").isin(streams))
+    if until is not None:  # an answer at t <= until reads no later event (as run_local)
+        kept = kept.where(F.col("t_end") <= until)
+    # the joins read the events many times: the prefilter's joins once
+    kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
+    keys = event_keys(kept, scheme, graphs) if sequence.by else None
+    if keys is not None:
+        keys = keys.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        if sequence.by and keys is None:
+            out.reason = "no GPM gives a PARTITION BY key on an event alone"
+            return None
+        found = blockers(graphs)
+        if found:
+            out.reason = "the data holds " + ", ".join(found)
+            return None
+        # the matches and what may block them in one job (blocked data is rare)
+        names = sequence.variables
+        values = F.array(*(F.col(f"v_{name}") for name in names))
+        counts = blocked(kept, keys).groupBy("r").count()
+        both = (
+            matches(kept, sequence, keys, graphs)
+            .select(F.lit(None).cast("string").alias("r"), "t1", "t2", values.alias("vals"))
+            .unionByName(counts, allowMissingColumns=True)
+        )
+        rows = both.collect()
+    finally:
+        kept.unpersist()
+        if keys is not None:
+            keys.unpersist()
+    found = blockers({}, [(r["r"], r["count"]) for r in rows if r["r"] is not None])
+    if found:
+        out.reason = "the data holds " + ", ".join(found)
+        return None
+    results = answer_rows(
+        ((r["t1"], r["t2"], r["vals"]) for r in rows if r["r"] is None), sequence, scheme
+    )
+    out.operator = "strict-sequence"
+    return [result_row(result, 0, seq) for seq, result in enumerate(results)]
 
 
 def run_on_spark(
