@@ -90,6 +90,24 @@ def test_spaseq_explain_shows_the_automaton(
     assert "-take->" in automaton and "-ignore->" in automaton
 
 
+def test_how_spark_runs_a_sequence_is_shown(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, repo_root: Path
+) -> None:
+    """The last section: the V shape is partitioned by its key and its strict sequence can
+    be evaluated by joins; a skip-till-next sequence cannot, with the reason; a plan with no
+    sequence has no such section."""
+    vshape = (repo_root / "examples" / "uc4-stock" / "v-shape.spaseq").read_text("utf-8")
+    code, out, _ = explain(capsys, tmp_path, vshape)
+    spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
+    assert code == 0 and "partitions            by ?company" in spark
+    assert "strict sequence joins possible" in spark
+    code, out, _ = explain(capsys, tmp_path, SPASEQ)
+    spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
+    assert "strict sequence joins no: a strategy other than strict contiguity" in spark
+    code, out, _ = explain(capsys, tmp_path, _paper_query("query4.epsparql"))
+    assert code == 0 and "on Spark" not in out
+
+
 def _paper_query(name: str) -> str:
     """An EP-SPARQL query of tests/lang/paper_queries/epsparql with its prefixes declared."""
     paper = Path(__file__).resolve().parents[1] / "lang" / "paper_queries" / "epsparql"

@@ -6,7 +6,9 @@ every operational parameter with its value and where the value came from (query 
 its line, dialect default, profile, command line, built-in), and the automaton of each event
 sequence. A syntax error prints the message with line, column and caret; a semantic error one
 sentence with its position; both exit with code 1. ``--rules QUERY`` shows the EP-SPARQL rules
-of other queries the plan reads, as ``rsep run --rules`` runs it.
+of other queries the plan reads, as ``rsep run --rules`` runs it. Last, for an event sequence,
+how ``rsep run --engine spark`` runs it (:func:`physical`): partitioned by key or not, and
+whether the strict sequence could be evaluated whole by Spark SQL joins.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from rsep.algebra.compile import compile_query
 from rsep.algebra.params import Profile
-from rsep.algebra.plan import explain
+from rsep.algebra.plan import Plan, explain
 from rsep.cli.options import add_query_arguments, query_base, read_query, settings
 from rsep.cli.run import add_rules_argument, attach_rules
 from rsep.lang import parse_query
@@ -72,5 +74,42 @@ def run(args: argparse.Namespace) -> int:
     query = parse_query(text, dialect, base=query_base(args.query))
     plan = compile_query(query, dialect, overrides=overrides, profile=args.profile)
     plan = attach_rules(plan, args.rules, args.dialect)
-    sys.stdout.write(how + "\n" + explain(plan))
+    sys.stdout.write(how + "\n" + explain(plan) + physical(plan))
     return 0
+
+
+def physical(plan: Plan) -> str:
+    """How the Spark replay runs a plan with an event sequence (empty for others): its
+    partitioning (:func:`rsep.spark.partition.choose_scheme`) and whether
+    :mod:`rsep.spark.strict_sequence` can evaluate it, or why not, with knowledge base
+    graphs read from files (given as triples, as ``rsep run --graph`` gives them)."""
+    from rsep.spark.partition import choose_scheme
+    from rsep.spark.strict_sequence import strict_sequence
+
+    if not plan.sequences():
+        return ""
+    scheme = choose_scheme(plan, 1)
+    split = f"by {', '.join('?' + n for n in scheme.by)}" if scheme.partitioned else scheme.reason
+    graphs: dict[str, frozenset[object]] = {kb: frozenset() for kb in _kb_graphs(plan)}
+    found = strict_sequence(scheme, graphs)
+    joins = (
+        "possible (replay(strict=True); off by default: slower on 2 cores, docs/benchmarks.md)"
+        if not isinstance(found, str)
+        else f"no: {found}"
+    )
+    return (
+        "on Spark (rsep run --engine spark)\n"
+        f"  partitions            {split}\n"
+        f"  strict sequence joins {joins}\n"
+    )
+
+
+def _kb_graphs(plan: Plan) -> set[str]:
+    """The knowledge base graphs the plan's GPMs name (SPAseq Def. 15)."""
+    from rsep.algebra.events import Gpm
+
+    return {
+        node.graph_kb.graph
+        for node in plan.r2r.walk()
+        if isinstance(node, Gpm) and node.graph_kb is not None
+    }
