@@ -92,6 +92,33 @@ def test_spark_engine_on_the_kleene_plus_folder(
 
 
 @pytest.mark.spark
+def test_spark_engine_columnar_on_the_strict_folder(
+    spark: object,
+    shared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--columnar``: the strict-contiguity folder's sequence is evaluated whole by Spark
+    SQL joins (the engine's task is not run) and writes the oracle's results; the option
+    is refused for the other engines."""
+    from rsep.spark import replay
+
+    monkeypatch.chdir(shared_data / "spaseq" / "tests")
+    args = ["strict-contiguity/queryIF.q", "--stream", "strict-contiguity/streamIF.txt"]
+    assert cli.main(["run", *args, "--engine", "reference"]) == 0
+    reference = lines(capsys.readouterr().out)
+
+    def no_engine(*_: object, **__: object) -> None:
+        raise AssertionError("the engine path ran")
+
+    monkeypatch.setattr(replay, "evaluate_rows", no_engine)
+    assert cli.main(["run", *args, "--engine", "spark", "--columnar"]) == 0, capsys.readouterr().err
+    assert lines(capsys.readouterr().out) == reference and len(reference) == 1
+    assert cli.main(["run", *args, "--engine", "local", "--columnar"]) == 1
+    assert "--columnar is for --engine spark" in capsys.readouterr().err
+
+
+@pytest.mark.spark
 def test_spark_engine_honours_until_on_windows(
     spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

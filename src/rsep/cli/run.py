@@ -143,6 +143,14 @@ def add_parser(commands: Any) -> None:
         "or a Spark Connect sc:// URL",
     )
     p.add_argument(
+        "--columnar",
+        action="store_true",
+        help="--engine spark, stream files: match graph patterns by Spark SQL joins over the "
+        "columnar rows where that is exact (a strict sequence whole, else the GPMs without "
+        "FILTER); same answers, slower than the default on a 2-core machine "
+        "(docs/benchmarks.md)",
+    )
+    p.add_argument(
         "--profile",
         choices=[profile.value for profile in Profile],
         help="engine profile whose reporting conventions to follow (default: the dialect's)",
@@ -396,6 +404,8 @@ def _write(
 ) -> int:
     if args.engine != "reference" and args.start is not None:
         raise UserError("--start is for the reference engine; the engine starts at the data")
+    if args.columnar and args.engine != "spark":
+        raise UserError("--columnar is for --engine spark (Spark SQL joins)")
     progress = Progress.of(args)
     total = sum(len(stream) for stream in streams.values())
     if args.engine == "local":
@@ -406,7 +416,14 @@ def _write(
         from rsep.spark.replay import run_on_spark
 
         inputs = [_absolute(item) for item in args.streams]  # Spark's workers have their own cwd
-        results = run_on_spark(plan, inputs, static_graphs(graphs), args.until, master=args.master)
+        results = run_on_spark(
+            plan,
+            inputs,
+            static_graphs(graphs),
+            args.until,
+            master=args.master,
+            columnar=args.columnar,
+        )
         progress.update(records=total)
     else:
         results = evaluate(plan, streams, graphs, args.until, start=args.start)
@@ -514,6 +531,8 @@ def run_live(args: argparse.Namespace, plan: Plan) -> int:
 
     if args.engine != "spark":
         raise UserError("live sources need --engine spark")
+    if args.columnar:
+        raise UserError("--columnar is for stream files; a live query matches in its tasks")
     if args.start is not None or args.until is not None:
         raise UserError("--start and --until are for stream files; a live query runs on")
     sources = live_sources(args.streams, args.live)

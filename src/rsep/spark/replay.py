@@ -1010,18 +1010,24 @@ def run_on_spark(
     graphs: Mapping[str, Any] | None = None,
     until: int | None = None,
     master: str | None = None,
+    *,
+    columnar: bool = False,
 ) -> Iterator[Result]:
     """``rsep run --engine spark``: the answers of ``plan`` over ``inputs`` (``IRI=FILE``
     strings as ``--stream`` takes them, paths, or :class:`StreamInput`) and ``graphs``
     (static ``frozenset`` of triples or time-varying graphs by IRI), up to ``until``, in
     time order; Spark runs on ``master`` (default: the active session, else ``local[2]`` or
-    ``RSEP_SPARK_MASTER``)."""
+    ``RSEP_SPARK_MASTER``). ``columnar`` (``--columnar``): graph patterns matched by Spark
+    SQL joins where that is exact, a strict sequence whole (``strict``), else the GPMs
+    without FILTER (``prematch``)."""
     from rsep.spark.session import get_session
 
     items = [
         item if isinstance(item, StreamInput) else StreamInput.parse(str(item)) for item in inputs
     ]
-    yield from replay(get_session(master), plan, items, graphs, until).results
+    session = get_session(master)
+    found = replay(session, plan, items, graphs, until, prematch=columnar, strict=columnar)
+    yield from found.results
 
 
 # Errors across the JVM --------------------------------------------------------------------
