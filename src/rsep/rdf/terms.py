@@ -6,6 +6,8 @@ the JSON Lines results and the columnar event store use.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
 Term = NamedNode | BlankNode | Literal
@@ -48,6 +50,21 @@ def parse_term(text: str) -> Term:
     if not isinstance(obj, NamedNode | BlankNode | Literal):
         raise ValueError(f"quoted triples are not supported: {text!r}")
     return obj
+
+
+def parse_terms(texts: Sequence[str]) -> list[Term]:
+    """Read many terms in N-Triples syntax at once (one pyoxigraph document: equal texts
+    give equal terms), in order; a ``ValueError`` if one is not an IRI, blank node or
+    literal, pyoxigraph's ``SyntaxError`` if one does not parse."""
+    if not texts:
+        return []
+    data = "\n".join(f"{_PROBE_S} {_PROBE_P} {text} ." for text in texts).encode()
+    out = [quad.object for quad in parse(input=data, format=RdfFormat.N_TRIPLES)]
+    if len(out) != len(texts) or not all(
+        isinstance(term, NamedNode | BlankNode | Literal) for term in out
+    ):
+        raise ValueError("not one IRI, blank node or literal per text")
+    return out
 
 
 def to_nt(term: Term) -> str:

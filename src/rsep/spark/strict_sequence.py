@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, RdfFormat, Triple, parse
+from pyoxigraph import Literal, Triple
 
 from rsep.algebra.events import EventPattern, Gpm, Strategy, unwrap_bounds
 from rsep.algebra.events import Sequence as SeqExpr
@@ -55,7 +55,7 @@ from rsep.engine.bgp import GroupMatcher, as_stored
 from rsep.engine.projection import Answer, Output
 from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, Mu
-from rsep.rdf.terms import Term
+from rsep.rdf.terms import Term, parse_terms
 from rsep.spark.partition import KeyJoin, Scheme, skeleton_join
 
 if TYPE_CHECKING:
@@ -322,25 +322,13 @@ def _collisions(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         ):
             try:
                 terms = parse_terms(texts)
-            except SyntaxError:
+            except (SyntaxError, ValueError):
                 terms = None
             if terms is None or _collide([t for t in terms if isinstance(t, Literal)]):
                 found["ev"].append(ev)
                 found["run"].append(run)
         if found["ev"]:
             yield pa.RecordBatch.from_pydict(found, schema=schema)
-
-
-def parse_terms(texts: Sequence[str]) -> list[Term]:
-    """Terms in N-Triples form, parsed by pyoxigraph in one document (as the engine's
-    events are, ``rsep.spark.replay``): equal texts give equal terms."""
-    if not texts:
-        return []
-    data = "\n".join(f"<urn:rsep:t> <urn:rsep:t> {text} ." for text in texts).encode()
-    out = [q.triple.object for q in parse(input=data, format=RdfFormat.N_TRIPLES)]
-    if len(out) != len(texts) or any(isinstance(term, Triple) for term in out):
-        raise SyntaxError("not one IRI, blank node or literal per text")
-    return out
 
 
 # The joins --------------------------------------------------------------------------------
@@ -476,12 +464,12 @@ def _readable(texts: Sequence[str]) -> dict[str, Term | None]:
     blank node or literal (a triple term)."""
     try:
         return dict(zip(texts, parse_terms(texts), strict=True))
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         out: dict[str, Term | None] = {}
         for text in texts:
             try:
                 (out[text],) = parse_terms([text])
-            except SyntaxError:
+            except (SyntaxError, ValueError):
                 out[text] = None
         return out
 
