@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rsep.cli import main as cli
+from rsep.errors import UserError
 from rsep.workloads import bench
 from rsep.workloads.baselines import VShape
 from rsep.workloads.bench import (
@@ -25,6 +26,7 @@ from rsep.workloads.bench import (
     measure,
     percentile,
     prepare,
+    prepare_bars,
     record,
     run_point,
     sweep,
@@ -57,6 +59,32 @@ def test_the_figures_are_counts_over_the_measured_time(data: Data, engine: Measu
 def test_the_event_store_gives_the_same_answers(data: Data, engine: Measurement) -> None:
     store = measure(Point("stock-vshape", "rsep", EVENTS, VShape(), source="parquet"), data)
     assert store.events == EVENTS and store.answers == engine.answers
+
+
+def test_bars_are_prepared_in_chunks_as_in_one(data: Data, tmp_path: Path) -> None:
+    """Mapped 64 bars at a time (how 10 M bars fit in memory), the N-Quads are the same
+    bytes and the store the same events (ids from the file's own lines)."""
+    csv = tmp_path / data.csv.name
+    csv.write_bytes(data.csv.read_bytes())
+    chunked = prepare_bars(csv, tmp_path, chunk=64)
+    assert chunked.events == EVENTS
+    assert chunked.nquads.read_bytes() == data.nquads.read_bytes()
+    files = sorted(chunked.store.rglob("*.parquet"))
+    assert len(files) >= 4  # one file (at least) per chunk
+
+    # events of one instant are a set: a chunk cut inside an instant orders them apart
+    def events(store: Path) -> list[tuple[int, str, list[str]]]:
+        read = bench.read_store_events(store)
+        return sorted((e.t_start, str(e.id), sorted(map(str, e.graph))) for e in read)
+
+    assert events(chunked.store) == events(data.store)
+
+
+def test_a_bar_out_of_time_order_is_refused_with_its_line(tmp_path: Path) -> None:
+    csv = tmp_path / "bars.txt"
+    csv.write_text("AAPL,200802010901,1,1,1,1,10\nAAPL,200802010900,1,1,1,1,10\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"bars.txt:2: bar earlier"):
+        prepare_bars(csv, tmp_path)
 
 
 def test_live_mode_measures_detection_latency(data: Data, engine: Measurement) -> None:

@@ -40,6 +40,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 from rsep.algebra.plan import Plan
 from rsep.errors import UserError
 from rsep.rdf.event import Event
+from rsep.rdf.mapping import MappedEvent
 from rsep.rdf.results import Result, SelectResult
 from rsep.workloads.baselines import KB_GRAPH, PRED, Answer, VShape, vshape_query
 
@@ -177,43 +178,77 @@ def prepare(folder: Path, events: int, kb_triples: int = 0) -> Data:
     return prepare_bars(csv, folder, kb_triples)
 
 
-def prepare_bars(csv: Path, folder: Path, kb_triples: int = 0) -> Data:
-    """The bars of ``csv`` (NASDAQ format) mapped with the shipped ``nasdaq-bars`` mapping in
-    this process into N-Quads and the Parquet event store in ``folder`` (once, then
-    reused), and a KB of at least ``kb_triples`` triples (the tickers' names and sectors,
-    then made-up companies)."""
-    from rsep.rdf.mapping import load_mapping
-    from rsep.spark.convert import map_file, write_store_part, write_text_part
+PREPARE_CHUNK = 200_000
+"""Bars mapped and written at a time by :func:`prepare_bars` (about 300 MiB of mapped
+events): 10 M bars do not fit in memory at once."""
+
+
+def prepare_bars(csv: Path, folder: Path, kb_triples: int = 0, chunk: int = PREPARE_CHUNK) -> Data:
+    """The bars of ``csv`` (NASDAQ format, no header, in time order) mapped with the shipped
+    ``nasdaq-bars`` mapping in this process into N-Quads and the Parquet event store in
+    ``folder`` (once, then reused), ``chunk`` bars at a time (one N-Quads part and one
+    store file per chunk, so the store's files sort by time), and a KB of at least
+    ``kb_triples`` triples (the tickers' names and sectors, then made-up companies)."""
+    import shutil
+    import tempfile
+
+    from rsep.spark.convert import write_store_part, write_text_part
 
     folder.mkdir(parents=True, exist_ok=True)
     nquads = folder / f"{csv.stem}.nq"
     store = folder / f"{csv.stem}.store"
     count_file = folder / f"{csv.stem}.count"
     if not nquads.exists() or not store.exists() or not count_file.exists():
-        mapper = load_mapping("nasdaq-bars").bind()
-        mapped = []
-        for item in map_file(mapper, str(csv), csv.name):
-            if item[0] != "event":
-                raise UserError(f"{csv}:{item[1]}: {item[2]}")
-            mapped.append(item[2])
-        for target in (nquads, store):
-            tmp = target.with_name(target.name + ".tmp")
+        nq_tmp, store_tmp = (t.with_name(t.name + ".tmp") for t in (nquads, store))
+        for tmp in (nq_tmp, store_tmp):
             _remove(tmp)
-            if target is nquads:
-                write_text_part(mapped, tmp, 0, "nquads", None)
-            else:
-                write_store_part(mapped, tmp, 0)
+        count = 0
+        with tempfile.TemporaryDirectory(prefix="rsep-bars-", dir=folder) as scratch:
+            parts = Path(scratch)
+            with nq_tmp.open("w", encoding="utf-8") as out:
+                for index, mapped in enumerate(_mapped_chunks(csv, chunk)):
+                    write_text_part(mapped, parts, index, "nquads", None)
+                    part = parts / f"part-{index:05d}.nq"
+                    with part.open(encoding="utf-8") as handle:
+                        shutil.copyfileobj(handle, out)
+                    part.unlink()
+                    write_store_part(mapped, store_tmp, index)
+                    count += len(mapped)
+        for tmp, target in ((nq_tmp, nquads), (store_tmp, store)):
             _remove(target)
-            if target is nquads:
-                (tmp / "part-00000.nq").rename(target)
-                tmp.rmdir()
-            else:
-                tmp.rename(target)
-        count_file.write_text(str(len(mapped)), encoding="utf-8")
-        del mapped
+            tmp.rename(target)
+        count_file.write_text(str(count), encoding="utf-8")
     events = int(count_file.read_text(encoding="utf-8"))
     kb, kb_csv = write_kb(folder, csv, kb_triples)
     return Data(csv, nquads, store, kb, kb_csv, events, events * TRIPLES_PER_BAR)
+
+
+def _mapped_chunks(csv: Path, size: int) -> Iterator[list[MappedEvent]]:
+    """The bars of ``csv`` mapped with ``nasdaq-bars`` (event ids from the file's own line
+    numbers, as ``rsep convert`` gives them), ``size`` at a time; a bad row or a bar
+    earlier than the one before it is an error naming its line."""
+    from rsep.rdf.mapping import RowError, load_mapping, open_text
+
+    mapper = load_mapping("nasdaq-bars").bind()
+    chunk: list[MappedEvent] = []
+    last = -(2**63)
+    with open_text(csv) as handle:
+        for line, row in mapper.rows(handle, csv.name):
+            if isinstance(row, str):
+                raise UserError(f"{csv}:{line}: {row}")
+            try:
+                event = mapper.map_row(row)
+            except RowError as exc:
+                raise UserError(f"{csv}:{line}: {exc}") from None
+            if event.t_start < last:
+                raise UserError(f"{csv}:{line}: bar earlier than the one before it")
+            last = event.t_start
+            chunk.append(event)
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+    if chunk:
+        yield chunk
 
 
 def _remove(path: Path) -> None:
