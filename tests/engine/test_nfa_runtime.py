@@ -361,6 +361,16 @@ def test_partition_by_keys_contiguity() -> None:
     assert len(same(plan_of(PartitionBy(sequence, ("s",)), (PRICES,)), s)) == 1
 
 
+def test_keys_come_only_from_gpms_that_can_match_alone() -> None:
+    """Choice 9: B's FILTER compares with A's ``?p1``, so alone it never matches and is not
+    matched for keys (rsep.algebra.gpm.no_key_alone); the partitions are the same."""
+    sequence = PartitionBy(Within(Seq.of(A, STRICT, B_BELOW), 10), ("s",))
+    query = NfaQuery(plan_of(sequence, (PRICES,)))
+    assert [g.name for g in query.gpms] == ["A", "B"]
+    assert [g.name for g in query.key_gpms] == ["A"]
+    assert NfaQuery(plan_of(Within(Seq.of(A, STRICT, B_BELOW), 10), (PRICES,))).key_gpms == ()
+
+
 def test_matches_and_events_equal_the_oracles() -> None:
     """Beyond results: the matches the runtime completes (mappings and events) are
     ``find_matches``'s, each known at the same instant."""

@@ -77,6 +77,7 @@ from rsep.algebra.events import (
     Strategy,
     Within,
 )
+from rsep.algebra.gpm import no_key_alone
 from rsep.algebra.nfa import (
     Nfa,
     StateKind,
@@ -469,6 +470,8 @@ class NfaQuery(InstantQuery):
         self.streams = frozenset(plan.dataset.streams)
         gpms = [n for n in _unwrap(r2r).walk() if isinstance(n, Gpm)]
         self.gpms = tuple(dict.fromkeys(gpms))
+        # choice 9: a GPM whose FILTER needs an earlier step's variable gives no key alone
+        self.key_gpms = tuple(g for g in self.gpms if self.by and no_key_alone(g) is None)
         self.output = Output(plan, answer_set=True)  # Def. 16: a union of sets
         self.matches: list[Match] = []
         self._groups: dict[int, dict[Mu, _Group]] = {}
@@ -709,12 +712,13 @@ class NfaQuery(InstantQuery):
 
     def _event_keys(self, event: Event) -> frozenset[Mu]:
         """The key values of an event: the key variables in the solutions of each GPM of
-        its stream on it, alone (choice 9)."""
+        its stream on it, alone (choice 9); the GPMs that have none alone whatever the
+        event holds (:func:`~rsep.algebra.gpm.no_key_alone`) are not matched."""
         known = self._keys_cache.get(event)
         if known is None:
             found = {
                 mu.project(self.by)
-                for gpm in self.gpms
+                for gpm in self.key_gpms
                 if gpm.stream == event.stream
                 for mu in self._gpm(gpm, event, Mu())
                 if all(name in mu for name in self.by)

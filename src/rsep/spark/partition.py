@@ -45,6 +45,14 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Triple
 
 from rsep.algebra.events import Conjunction, Disjunction, EventPattern, Gpm, Strategy
+from rsep.algebra.gpm import (
+    TriplePattern,
+    basic_pattern,
+    event_part,
+    group_of,
+    no_key_alone,
+    pattern_variables,
+)
 from rsep.algebra.nfa import Nfa, StateKind, TransitionKind, When
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, Plan, Select
@@ -126,16 +134,8 @@ def required_part(text: str) -> tuple[frozenset[Atom], frozenset[str]]:
             elif isinstance(element, ast.GroupPattern):
                 group(element)
 
-    group(_where(text))
+    group(group_of(text))
     return frozenset(atoms), frozenset(variables)
-
-
-@cache
-def _where(text: str) -> ast.Group | None:
-    """The AST of a SPARQL group pattern ``{ … }`` (its ``GroupPattern``)."""
-    from rsep.lang import parse_query
-
-    return parse_query("SELECT * WHERE " + text, "sparql", check=False).where
 
 
 def _gpm_variables(gpm: Gpm) -> frozenset[str]:
@@ -399,11 +399,6 @@ def _triples(graph: Any) -> frozenset[Triple]:
 
 # Keys found by joins --------------------------------------------------------------------
 
-TriplePattern = tuple[str, str, str]
-"""A triple pattern of a basic graph pattern: each position a variable ``?name`` (a blank
-node of the pattern is the variable ``?_:…``, which no SPARQL name can clash with) or an
-IRI in N-Triples form ``<…>``, as the columnar rows write terms."""
-
 
 @dataclass(frozen=True)
 class KeyJoin:
@@ -538,20 +533,21 @@ def key_join(gpm: Gpm, by: tuple[str, ...], graphs: Mapping[str, Any]) -> KeyJoi
 
     A basic graph pattern's every solution binds all its variables, so a key variable it
     does not name is never bound: the GPM gives no key either."""
-    event = _event_part(gpm)
+    event = event_part(gpm)
     if isinstance(event, str):
         return event
     patterns, filters = event
-    bound = _pattern_variables(patterns)
-    if any(_never_true(f, _expression_variables(f) - bound) for f in filters):
-        return _NO_KEY + ": a FILTER names a variable the pattern does not bind"
+    bound = pattern_variables(patterns)
+    never = no_key_alone(gpm)
+    if never is not None:
+        return f"{_NO_KEY}: {never}"
     if filters:
         return "a FILTER over the pattern's variables (compared by value)"
     part = _kb_part(gpm, graphs)
     if isinstance(part, str):
         return part
     graph, kb = part
-    if not set(by) <= bound | _pattern_variables(kb):
+    if not set(by) <= bound | pattern_variables(kb):
         return _NO_KEY + ": the pattern does not bind every key variable"
     if _literal_joins(patterns + kb):
         return "a join on a variable that may bind a literal"
@@ -567,7 +563,7 @@ def skeleton_join(
     mapping ``μ`` is a skeleton solution ``ν`` compatible with ``μ`` on which the FILTERs
     hold for ``μ ∪ ν`` (SPARQL 1.1 sec. 18.2.2.6, SPAseq choice 1); ``rsep.spark.
     strict_sequence`` evaluates them so."""
-    event = _event_part(gpm)
+    event = event_part(gpm)
     if isinstance(event, str):
         return event
     patterns, filters = event
@@ -580,14 +576,6 @@ def skeleton_join(
     return KeyJoin(gpm.name, gpm.stream, patterns, (), graph, kb), filters
 
 
-def _event_part(gpm: Gpm) -> tuple[tuple[TriplePattern, ...], tuple[ast.Expr, ...]] | str:
-    """The triple patterns and FILTERs of a GPM's stream part (:func:`_basic`), or why it is
-    not a basic graph pattern."""
-    if gpm.pattern.paths:
-        return "extended path triples"
-    return _basic(_where(gpm.pattern.text), "?_:e")
-
-
 def _kb_part(
     gpm: Gpm, graphs: Mapping[str, Any]
 ) -> tuple[str | None, tuple[TriplePattern, ...]] | str:
@@ -596,7 +584,7 @@ def _kb_part(
     if gpm.graph_kb is None:
         return None, ()
     graph = gpm.graph_kb.graph
-    part = _basic(_where(gpm.graph_kb.pattern.text), "?_:k")
+    part = basic_pattern(group_of(gpm.graph_kb.pattern.text), "?_:k")
     if isinstance(part, str):
         return "knowledge base part: " + part
     if part[1]:
@@ -604,55 +592,6 @@ def _kb_part(
     if not isinstance(graphs.get(graph), frozenset | set):
         return "knowledge base graph not given as triples"
     return graph, part[0]
-
-
-def _pattern_variables(patterns: Iterable[TriplePattern]) -> set[str]:
-    """The names of the variables of triple patterns (blank nodes as ``_:…``)."""
-    return {x[1:] for pattern in patterns for x in pattern if x.startswith("?")}
-
-
-def _basic(
-    where: ast.Group | None, blank: str
-) -> tuple[tuple[TriplePattern, ...], tuple[ast.Expr, ...]] | str:
-    """The triple patterns and FILTER expressions of a group made only of triples blocks and
-    FILTERs, or why it is not one (blank nodes become variables named from ``blank``)."""
-    from rsep.lang import ast
-
-    if not isinstance(where, ast.GroupPattern):
-        return "not a group pattern"
-    patterns: list[TriplePattern] = []
-    filters: list[ast.Expr] = []
-    fresh = iter(range(1 << 30))
-
-    def position(node: object) -> str | None:
-        if isinstance(node, ast.Var):
-            return "?" + node.name
-        if isinstance(node, ast.Iri):
-            return f"<{node.value}>"
-        if isinstance(node, ast.BlankNode):
-            return f"{blank}:{node.label if node.label is not None else f'#{next(fresh)}'}"
-        return None
-
-    for element in where.elements:
-        if isinstance(element, ast.Filter):
-            filters.append(element.expr)
-            continue
-        if not isinstance(element, ast.TriplesBlock):
-            return f"not a basic graph pattern ({type(element).__name__})"
-        for triples in element.triples:
-            subject = position(triples.subject)
-            if subject is None or not triples.properties:
-                return f"a subject that is not a term ({type(triples.subject).__name__})"
-            for prop in triples.properties:
-                verb = position(prop.verb)
-                if verb is None:
-                    return "a property path"
-                for obj in prop.objects:
-                    o = position(obj)
-                    if o is None:
-                        return f"an object that is not a variable or IRI ({type(obj).__name__})"
-                    patterns.append((subject, verb, o))
-    return tuple(patterns), tuple(filters)
 
 
 def _literal_joins(patterns: Iterable[TriplePattern]) -> bool:
@@ -666,43 +605,6 @@ def _literal_joins(patterns: Iterable[TriplePattern]) -> bool:
         if o.startswith("?"):
             objects[o] = objects.get(o, 0) + 1
     return any(count > 1 and name not in others for name, count in objects.items())
-
-
-def _expression_variables(expr: ast.Expr) -> frozenset[str]:
-    from rsep.lang import ast
-
-    return frozenset(node.name for node in expr.walk() if isinstance(node, ast.Var))
-
-
-def _never_true(expr: ast.Expr, unbound: frozenset[str]) -> bool:
-    """Whether a FILTER's expression is never true when the variables ``unbound`` are
-    unbound, whatever the others hold: ``A && B`` if either is never true, ``A || B`` if
-    both are, else if it is always an error (:func:`_always_error`; a FILTER keeps a
-    solution only when the value is true, SPARQL 1.1 sec. 17.2)."""
-    from rsep.lang import ast
-
-    if isinstance(expr, ast.Binary) and expr.op == "&&":
-        return _never_true(expr.left, unbound) or _never_true(expr.right, unbound)
-    if isinstance(expr, ast.Binary) and expr.op == "||":
-        return _never_true(expr.left, unbound) and _never_true(expr.right, unbound)
-    return _always_error(expr, unbound)
-
-
-def _always_error(expr: ast.Expr, unbound: frozenset[str]) -> bool:
-    """Whether ``expr`` is an error whatever the bound variables hold (SPARQL 1.1 sec.
-    17.2, 17.3): an unbound variable is; a comparison, arithmetic or unary operator is when
-    an operand is; ``||`` and ``&&`` only when both operands are. Anything else (functions,
-    ``BOUND``, ``COALESCE``, ``IF``, ``IN``, ``EXISTS``) is not known to be."""
-    from rsep.lang import ast
-
-    if isinstance(expr, ast.Var):
-        return expr.name in unbound
-    if isinstance(expr, ast.Unary):
-        return _always_error(expr.operand, unbound)
-    if isinstance(expr, ast.Binary):
-        left, right = _always_error(expr.left, unbound), _always_error(expr.right, unbound)
-        return left and right if expr.op in ("&&", "||") else left or right
-    return False
 
 
 # What a partition gives back -----------------------------------------------------------
