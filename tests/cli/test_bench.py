@@ -80,6 +80,14 @@ def test_bars_are_prepared_in_chunks_as_in_one(data: Data, tmp_path: Path) -> No
     assert events(chunked.store) == events(data.store)
 
 
+def test_a_point_past_its_timeout_is_stopped(data: Data) -> None:
+    """``rsep bench --timeout`` reaches each point's child (it stopped at the default
+    900 s before): a child that cannot finish in 0.2 s is stopped, with a note."""
+    point = Point("stock-vshape", "rsep", EVENTS, VShape())
+    (found,) = bench.run_sweep([point], lambda _: data, timeout=0.2)
+    assert found.note == "stopped after 0 s" and found.results == 0
+
+
 def test_a_bar_out_of_time_order_is_refused_with_its_line(tmp_path: Path) -> None:
     csv = tmp_path / "bars.txt"
     csv.write_text("AAPL,200802010901,1,1,1,1,10\nAAPL,200802010900,1,1,1,1,10\n", encoding="utf-8")

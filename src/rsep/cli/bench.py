@@ -152,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-    measurements = run_sweep(points, data_of, isolate=not args.in_process, progress=show)
+    measurements = run_sweep(
+        points, data_of, isolate=not args.in_process, progress=show, timeout=args.timeout
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / args.workload
     stem.with_suffix(".json").write_text(

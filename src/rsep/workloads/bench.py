@@ -853,12 +853,14 @@ def run_sweep(
     data_of: Callable[[Point], Data],
     isolate: bool = True,
     progress: Callable[[Measurement], None] | None = None,
+    timeout: float = 900.0,
 ) -> list[Measurement]:
-    """Measure every point (each in its own process when ``isolate``)."""
+    """Measure every point (each in its own process when ``isolate``, stopped after
+    ``timeout`` seconds)."""
     out = []
     for point in points:
         data = data_of(point)
-        m = run_point(point, data) if isolate else measure(point, data)
+        m = run_point(point, data, timeout) if isolate else measure(point, data)
         out.append(m)
         if progress is not None:
             progress(m)
