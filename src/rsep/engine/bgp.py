@@ -86,6 +86,7 @@ __all__ = [
     "VariableRef",
     "as_stored",
     "compile_bgp",
+    "exact_double",
 ]
 
 _NUMERIC = frozenset({XSD_INTEGER, XSD_DECIMAL, XSD_FLOAT, XSD_DOUBLE})
@@ -1117,13 +1118,13 @@ def _check_promotion(x: NumericValue, y: NumericValue) -> None:
     if target in (NumericType.FLOAT, NumericType.DOUBLE):
         for number in (x, y):
             if number.type == NumericType.DECIMAL and (
-                target == NumericType.FLOAT or not _exact_double(Decimal(number.value))
+                target == NumericType.FLOAT or not exact_double(Decimal(number.value))
             ):
                 raise Unsure
 
 
 @lru_cache(maxsize=1 << 12)
-def _exact_double(number: Decimal) -> bool:
+def exact_double(number: Decimal) -> bool:
     """Whether oxigraph's decimal-to-double conversion (its ``i128`` count, trailing zeros
     dropped, as ``f64``, divided by a power of ten) is one correctly rounded division, as
     Python's ``float(number)``: the count has at most 53 bits."""

@@ -51,7 +51,7 @@ from rsep.algebra.events import EventPattern, Gpm, Strategy, unwrap_bounds
 from rsep.algebra.events import Sequence as SeqExpr
 from rsep.algebra.plan import Select
 from rsep.algebra.r2s import R2S
-from rsep.engine.bgp import GroupMatcher, as_stored
+from rsep.engine.bgp import GroupMatcher, as_stored, exact_double
 from rsep.engine.projection import Answer, Output
 from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, Mu
@@ -60,7 +60,9 @@ from rsep.spark.partition import KeyJoin, Scheme, skeleton_join
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
+
+    from rsep.lang import ast
 
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "answer_rows",
     "blocked",
     "blockers",
+    "decided",
     "matches",
     "strict_sequence",
 ]
@@ -83,6 +86,7 @@ class Step:
     join: KeyJoin
     filters: str | None
     stream_variables: frozenset[str]
+    exprs: tuple[ast.Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,8 @@ def _step(gpm: Gpm, graphs: Mapping[str, Any]) -> Step | str:
     if filters:
         text = "{ " + " ".join(f"FILTER({to_sparql(f)})" for f in filters) + " }"
     names = {x[1:] for pattern in join.event for x in pattern if x[0] == "?"}
-    return Step(join, text, frozenset(n for n in names if not n.startswith("_:")))
+    variables = frozenset(n for n in names if not n.startswith("_:"))
+    return Step(join, text, variables, tuple(filters))
 
 
 def _shared_by_term(steps: Sequence[Step], by: tuple[str, ...]) -> str | None:
@@ -416,7 +421,13 @@ def matches(
             # choice 10: the earlier steps' variables and the stream part's
             visible = tuple(dict.fromkeys([*bound, *names]))
             visible = tuple(n for n in visible if n in bound or n in step.stream_variables)
-            out = out.mapInArrow(_FilterTask(step.filters, visible), out.schema)
+            sure = decided(step.exprs, visible)
+            if sure is None:
+                out = out.mapInArrow(_FilterTask(step.filters, visible), out.schema)
+            else:  # SQL keeps the rows it knows true; the engine tells the others
+                out = out.withColumn(_DECIDED, sure).where(F.col(_DECIDED).isNull() | sure)
+                task = _FilterTask(step.filters, visible, _DECIDED)
+                out = out.mapInArrow(task, out.schema).drop(_DECIDED)
         bound += [name for name in names if name not in bound]
     assert out is not None
     first = [F.substring_index("key", "\x01", 1).alias(runs)] if runs is not None else []
@@ -427,11 +438,14 @@ class _FilterTask:
     """A Python task keeping the candidate rows on which a step's FILTERs hold: the group
     ``{ FILTER(e1) … }`` matched on the empty graph under the row's mapping by the
     engine's matcher (:meth:`GroupMatcher.match`: the Python evaluator, pyoxigraph where
-    it cannot tell), so exactly the engine's ``⟦μ(P)⟧_G`` for these solutions."""
+    it cannot tell), so exactly the engine's ``⟦μ(P)⟧_G`` for these solutions. With
+    ``known``, the column :func:`decided` filled: a row it says true is kept as it is,
+    only the others are evaluated."""
 
-    def __init__(self, text: str, names: tuple[str, ...]) -> None:
+    def __init__(self, text: str, names: tuple[str, ...], known: str | None = None) -> None:
         self.text = text
         self.names = names
+        self.known = known
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -439,10 +453,22 @@ class _FilterTask:
         matcher = GroupMatcher(GraphMatcher())
         empty: frozenset[Triple] = frozenset()
         for batch in batches:
-            columns = [batch.column(f"v_{name}").to_pylist() for name in self.names]
+            sure = (
+                batch.column(self.known).to_pylist()
+                if self.known is not None
+                else [None] * batch.num_rows
+            )
+            if all(sure):
+                yield batch
+                continue
+            open_rows = [i for i, known in enumerate(sure) if not known]
+            columns = [
+                batch.column(f"v_{name}").take(pa.array(open_rows, pa.int64())).to_pylist()
+                for name in self.names
+            ]
             texts = list({text for column in columns for text in column})
             terms = _readable(texts)
-            mask = []
+            verdicts: list[bool] = []
             for row in zip(*columns, strict=True):
                 mu: dict[str, Term] = {}
                 for name, text in zip(self.names, row, strict=True):
@@ -451,11 +477,14 @@ class _FilterTask:
                         break
                     mu[name] = term
                 else:
-                    mask.append(bool(matcher.match(self.text, empty, mu)))
+                    verdicts.append(bool(matcher.match(self.text, empty, mu)))
                     continue
-                mask.append(False)
+                verdicts.append(False)
             if not columns:  # FILTERs over constants only
-                mask = [bool(matcher.match(self.text, empty, {}))] * batch.num_rows
+                verdicts = [bool(matcher.match(self.text, empty, {}))] * len(open_rows)
+            mask = [bool(known) for known in sure]
+            for i, verdict in zip(open_rows, verdicts, strict=True):
+                mask[i] = verdict
             yield batch.filter(pa.array(mask, pa.bool_()))
 
 
@@ -472,6 +501,115 @@ def _readable(texts: Sequence[str]) -> dict[str, Term | None]:
             except (SyntaxError, ValueError):
                 out[text] = None
         return out
+
+
+# FILTERs Spark SQL can tell ----------------------------------------------------------------
+
+_DECIDED = "_decided"
+_FINITE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+"""A finite number in the lexical space of ``xsd:double`` (XSD 1.1 sec. 3.3.5)."""
+_DOUBLE_TEXT = f'^"({_FINITE})"\\^\\^<{re.escape(_XSD)}double>$'
+"""An ``xsd:double`` literal (N-Triples) written as a finite number: its lexical form
+(group 1), which Spark, Python and pyoxigraph all read as the nearest double."""
+
+
+def decided(exprs: Sequence[ast.Expr], names: Sequence[str]) -> Column | None:
+    """A Spark SQL column over the rows' ``v_<name>`` columns that is true where the
+    conjunction of ``exprs`` surely holds, false where it surely does not, and null where
+    only the engine can tell; ``None`` when it has a part SQL does not compute.
+
+    SQL computes comparisons (``= != < > <= >=``) of arithmetic (``+ - *``, unary ``-``
+    and ``+``) over variables bound to ``xsd:double`` literals written as finite numbers and
+    over numeric constants a double holds exactly, combined by ``&& || !``: IEEE doubles,
+    as the engine does after promotion (XPath F&O sec. 6.2, SPARQL 1.1 sec. 17.3). A
+    variable bound otherwise (another datatype, ``NaN``, ``INF``, an IRI) or unbound, and
+    a NaN operand of a comparison, make the value null. SQL's three-valued ``AND``/``OR``
+    with null as "true, false or an error" is SPARQL's logic for ``&&``/``||``
+    (sec. 17.2: ``F && E`` is false, ``T || E`` true), so a true or false here is the
+    engine's, and each null row goes to it."""
+    from pyspark.sql import functions as F
+
+    def number(expr: ast.Expr) -> Column | None:
+        from rsep.lang import ast
+
+        if isinstance(expr, ast.Var):
+            if expr.name not in names:
+                return F.lit(None).cast("double")
+            text = F.col(f"v_{expr.name}")
+            lexical = F.regexp_extract(text, _DOUBLE_TEXT, 1)
+            return F.when(text.rlike(_DOUBLE_TEXT), lexical.cast("double"))
+        if isinstance(expr, ast.Literal):
+            value = _constant(expr)
+            return None if value is None else F.lit(value).cast("double")
+        if isinstance(expr, ast.Unary) and expr.op in ("-", "+"):
+            inner = number(expr.operand)
+            return None if inner is None else (-inner if expr.op == "-" else inner)
+        if isinstance(expr, ast.Binary) and expr.op in ("+", "-", "*"):
+            left, right = number(expr.left), number(expr.right)
+            if left is None or right is None:
+                return None
+            return (
+                left + right if expr.op == "+" else left - right if expr.op == "-" else left * right
+            )
+        return None
+
+    def truth(expr: ast.Expr) -> Column | None:
+        from rsep.lang import ast
+
+        if isinstance(expr, ast.Binary) and expr.op in ("&&", "||"):
+            left, right = truth(expr.left), truth(expr.right)
+            if left is None or right is None:
+                return None
+            return left & right if expr.op == "&&" else left | right
+        if isinstance(expr, ast.Unary) and expr.op == "!":
+            inner = truth(expr.operand)
+            return None if inner is None else ~inner
+        if isinstance(expr, ast.Binary) and expr.op in _COMPARISONS:
+            left, right = number(expr.left), number(expr.right)
+            if left is None or right is None:
+                return None
+            compared = _COMPARISONS[expr.op](left, right)
+            return F.when(~F.isnan(left) & ~F.isnan(right), compared)
+        return None
+
+    out: Column | None = None
+    for expr in exprs:
+        part = truth(expr)
+        if part is None:
+            return None
+        out = part if out is None else out & part
+    return out
+
+
+_COMPARISONS: dict[str, Any] = {
+    "=": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _constant(literal: ast.Literal) -> float | None:
+    """The double a numeric constant is promoted to, when the engine's promotion is the
+    nearest double (integers of at most 53 bits, :func:`exact_double` decimals, doubles
+    written as finite numbers); ``None`` otherwise."""
+    from decimal import Decimal, InvalidOperation
+
+    kind = literal.datatype.removeprefix(_XSD)
+    try:
+        if kind == "integer":
+            value = int(literal.lexical)
+            return float(value) if abs(value) < 2**53 else None
+        if kind == "decimal":
+            number = Decimal(literal.lexical)
+            return float(number) if number.is_finite() and exact_double(number) else None
+        if kind == "double" and re.fullmatch(_FINITE, literal.lexical):
+            return float(literal.lexical)
+    except (ValueError, InvalidOperation):
+        return None
+    return None
 
 
 # Answers ----------------------------------------------------------------------------------
