@@ -22,7 +22,7 @@ import tarfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -303,19 +303,22 @@ def write_text_part(
     events: list[MappedEvent], folder: Path, index: int, fmt: str, compression: str | None
 ) -> None:
     """Write one input file's events as N-Quads or TriG text, one part file per input file."""
-    from rsep.rdf.formats.quads import nquads_event_lines, trig_event_text
-
-    writer = nquads_event_lines if fmt == OutputFormat.NQUADS else trig_event_text
     suffix = ".nq" if fmt == OutputFormat.NQUADS else ".trig"
     path = folder / f"part-{index:05d}{suffix}{'.gz' if compression else ''}"
     folder.mkdir(parents=True, exist_ok=True)
     with _open_out(path, compression is not None) as out:
-        for event in events:
-            out.write(
-                writer(
-                    event.event_id, event.t_start, event.t_end, event.triples, stream=event.stream
-                )
-            )
+        write_text(events, out, fmt)
+
+
+def write_text(events: Iterable[MappedEvent], out: IO[str], fmt: str) -> None:
+    """Write events as N-Quads or TriG text to an open file."""
+    from rsep.rdf.formats.quads import nquads_event_lines, trig_event_text
+
+    writer = nquads_event_lines if fmt == OutputFormat.NQUADS else trig_event_text
+    for event in events:
+        out.write(
+            writer(event.event_id, event.t_start, event.t_end, event.triples, stream=event.stream)
+        )
 
 
 def _open_out(path: Path, compress: bool) -> IO[str]:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pyoxigraph import Literal, NamedNode, Triple
 
@@ -43,6 +43,8 @@ from rsep.rdf.event import Event
 from rsep.rdf.mapping import MappedEvent
 from rsep.rdf.results import Result, SelectResult
 from rsep.workloads.baselines import KB_GRAPH, PRED, Answer, VShape, vshape_query
+
+_T = TypeVar("_T")
 
 SYSTEMS = ("rsep", "rsep-live", "read", "spark", "oracle", "naive", "flink")
 """The systems a point runs on (module docstring); ``read`` only reads the events (what
@@ -186,13 +188,10 @@ events): 10 M bars do not fit in memory at once."""
 def prepare_bars(csv: Path, folder: Path, kb_triples: int = 0, chunk: int = PREPARE_CHUNK) -> Data:
     """The bars of ``csv`` (NASDAQ format, no header, in time order) mapped with the shipped
     ``nasdaq-bars`` mapping in this process into N-Quads and the Parquet event store in
-    ``folder`` (once, then reused), ``chunk`` bars at a time (one N-Quads part and one
-    store file per chunk, so the store's files sort by time), and a KB of at least
+    ``folder`` (once, then reused), ``chunk`` bars at a time (one store file per chunk, so
+    the store's files sort by time), and a KB of at least
     ``kb_triples`` triples (the tickers' names and sectors, then made-up companies)."""
-    import shutil
-    import tempfile
-
-    from rsep.spark.convert import write_store_part, write_text_part
+    from rsep.spark.convert import write_store_part, write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     nquads = folder / f"{csv.stem}.nq"
@@ -203,17 +202,11 @@ def prepare_bars(csv: Path, folder: Path, kb_triples: int = 0, chunk: int = PREP
         for tmp in (nq_tmp, store_tmp):
             _remove(tmp)
         count = 0
-        with tempfile.TemporaryDirectory(prefix="rsep-bars-", dir=folder) as scratch:
-            parts = Path(scratch)
-            with nq_tmp.open("w", encoding="utf-8") as out:
-                for index, mapped in enumerate(_mapped_chunks(csv, chunk)):
-                    write_text_part(mapped, parts, index, "nquads", None)
-                    part = parts / f"part-{index:05d}.nq"
-                    with part.open(encoding="utf-8") as handle:
-                        shutil.copyfileobj(handle, out)
-                    part.unlink()
-                    write_store_part(mapped, store_tmp, index)
-                    count += len(mapped)
+        with nq_tmp.open("w", encoding="utf-8", newline="\n") as out:
+            for index, mapped in enumerate(_batches(_mapped_bars(csv), chunk)):
+                write_text(mapped, out, "nquads")
+                write_store_part(mapped, store_tmp, index)
+                count += len(mapped)
         for tmp, target in ((nq_tmp, nquads), (store_tmp, store)):
             _remove(target)
             tmp.rename(target)
@@ -223,14 +216,13 @@ def prepare_bars(csv: Path, folder: Path, kb_triples: int = 0, chunk: int = PREP
     return Data(csv, nquads, store, kb, kb_csv, events, events * TRIPLES_PER_BAR)
 
 
-def _mapped_chunks(csv: Path, size: int) -> Iterator[list[MappedEvent]]:
+def _mapped_bars(csv: Path) -> Iterator[MappedEvent]:
     """The bars of ``csv`` mapped with ``nasdaq-bars`` (event ids from the file's own line
-    numbers, as ``rsep convert`` gives them), ``size`` at a time; a bad row or a bar
-    earlier than the one before it is an error naming its line."""
+    numbers, as ``rsep convert`` gives them); a bad row or a bar earlier than the one
+    before it is an error naming its line."""
     from rsep.rdf.mapping import RowError, load_mapping, open_text
 
     mapper = load_mapping("nasdaq-bars").bind()
-    chunk: list[MappedEvent] = []
     last = -(2**63)
     with open_text(csv) as handle:
         for line, row in mapper.rows(handle, csv.name):
@@ -243,12 +235,7 @@ def _mapped_chunks(csv: Path, size: int) -> Iterator[list[MappedEvent]]:
             if event.t_start < last:
                 raise UserError(f"{csv}:{line}: bar earlier than the one before it")
             last = event.t_start
-            chunk.append(event)
-            if len(chunk) == size:
-                yield chunk
-                chunk = []
-    if chunk:
-        yield chunk
+            yield event
 
 
 def _remove(path: Path) -> None:
@@ -515,8 +502,9 @@ def _source(point: Point, data: Data) -> Iterator[Event]:
     raise UserError(f"unknown source {point.source!r}: {', '.join(SOURCES)}")
 
 
-def _batches(events: Iterable[Event], size: int) -> Iterator[list[Event]]:
-    batch: list[Event] = []
+def _batches(events: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    """``events`` in lists of ``size`` (the last shorter)."""
+    batch: list[_T] = []
     for event in events:
         batch.append(event)
         if len(batch) == size:
