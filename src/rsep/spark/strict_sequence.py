@@ -425,7 +425,8 @@ def matches(
             if sure is None:
                 out = out.mapInArrow(_FilterTask(step.filters, visible), out.schema)
             else:  # SQL keeps the rows it knows true; the engine tells the others
-                out = out.withColumn(_DECIDED, sure).where(F.col(_DECIDED).isNull() | sure)
+                known = F.col(_DECIDED)
+                out = out.withColumn(_DECIDED, sure).where(known.isNull() | known)
                 task = _FilterTask(step.filters, visible, _DECIDED)
                 out = out.mapInArrow(task, out.schema).drop(_DECIDED)
         bound += [name for name in names if name not in bound]
@@ -462,10 +463,8 @@ class _FilterTask:
                 yield batch
                 continue
             open_rows = [i for i, known in enumerate(sure) if not known]
-            columns = [
-                batch.column(f"v_{name}").take(pa.array(open_rows, pa.int64())).to_pylist()
-                for name in self.names
-            ]
+            rows = batch if len(open_rows) == batch.num_rows else batch.take(open_rows)
+            columns = [rows.column(f"v_{name}").to_pylist() for name in self.names]
             texts = list({text for column in columns for text in column})
             terms = _readable(texts)
             verdicts: list[bool] = []
@@ -535,9 +534,9 @@ def decided(exprs: Sequence[ast.Expr], names: Sequence[str]) -> Column | None:
         if isinstance(expr, ast.Var):
             if expr.name not in names:
                 return F.lit(None).cast("double")
-            text = F.col(f"v_{expr.name}")
-            lexical = F.regexp_extract(text, _DOUBLE_TEXT, 1)
-            return F.when(text.rlike(_DOUBLE_TEXT), lexical.cast("double"))
+            # regexp_extract gives "" where the text does not match: not a double to read
+            lexical = F.regexp_extract(F.col(f"v_{expr.name}"), _DOUBLE_TEXT, 1)
+            return F.when(lexical != "", lexical.cast("double"))
         if isinstance(expr, ast.Literal):
             value = _constant(expr)
             return None if value is None else F.lit(value).cast("double")
