@@ -31,13 +31,19 @@ from rsep.workloads.bench import (
     run_point,
     sweep,
 )
+from rsep.workloads.stock import planted_vshapes, write_vshape_bars
 
 EVENTS = 200
+VSHAPES = 14
+"""The strict 3-step V shapes planted in 200 bars: 7 tickers of 28 or 29 bars, one V in
+each ten (rsep.workloads.stock.vshape_bars)."""
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Data:
-    return prepare(tmp_path_factory.mktemp("bench-data"), EVENTS)
+    """Synthetic bars with known V shapes (the same with or without ../shared)."""
+    folder = tmp_path_factory.mktemp("bench-data")
+    return prepare_bars(write_vshape_bars(folder, EVENTS), folder)
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +54,25 @@ def engine(data: Data) -> Measurement:
 def test_the_figures_are_counts_over_the_measured_time(data: Data, engine: Measurement) -> None:
     assert data.events == EVENTS and data.triples == EVENTS * TRIPLES_PER_BAR
     assert engine.events == EVENTS and engine.triples == EVENTS * TRIPLES_PER_BAR
-    assert engine.results == len(engine.answers) > 0
+    assert planted_vshapes(EVENTS) == VSHAPES
+    assert engine.results == len(engine.answers) == VSHAPES
     assert engine.seconds > 0
     assert engine.events_per_second == pytest.approx(EVENTS / engine.seconds)
     assert engine.triples_per_second == pytest.approx(EVENTS * TRIPLES_PER_BAR / engine.seconds)
     assert 10 < engine.peak_rss_mib < 4096
     assert len(engine.load) == 3
+
+
+def test_without_the_real_sample_the_workload_has_the_planted_v_shapes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, engine: Measurement
+) -> None:
+    """On a clone without ../shared, ``prepare`` makes the planted bars, and the naive
+    baseline finds the same V shapes in them as the engine."""
+    monkeypatch.setattr(bench, "NASDAQ", (tmp_path / "absent.txt",))
+    made = prepare(tmp_path, EVENTS)
+    assert "vshape_synthetic" in made.csv.name and made.events == EVENTS
+    naive = measure(Point("stock-vshape", "naive", EVENTS, VShape()), made)
+    assert naive.answers == engine.answers
 
 
 def test_the_event_store_gives_the_same_answers(data: Data, engine: Measurement) -> None:

@@ -20,6 +20,10 @@ from rsep.workloads.stock import (
     PRICE_RANGE,
     RETURN_STD_RANGE,
     VOLUME_RANGE,
+    VSHAPE_EVERY,
+    VSHAPE_TICKERS,
+    planted_vshapes,
+    vshape_bars,
     write_replicated_bars,
 )
 
@@ -120,3 +124,19 @@ def test_replication_refuses_what_is_not_one_day_of_bars(tmp_path: Path) -> None
     two.write_text("A,200802010900,1,1,1,1,1\nA,200802040900,1,1,1,1,1\n")
     with pytest.raises(UserError, match="single day"):
         list(replicate_bars([two], 10))
+
+
+def test_vshape_bars_plant_their_v_shapes_and_nothing_else() -> None:
+    """Every ticker has a bar each minute; the close falls more than 0.2 % only at bar 8 of
+    each ten, and the bar after climbs above the one before the fall."""
+    rows = fields(list(vshape_bars(7 * 130, seed=2)))
+    assert list(vshape_bars(7 * 130, seed=2))[:50] == list(vshape_bars(50, seed=2))
+    closes: dict[str, list[float]] = {}
+    for row in rows:
+        closes.setdefault(row[0], []).append(float(row[5]))
+    assert len(closes) == VSHAPE_TICKERS and {len(c) for c in closes.values()} == {130}
+    for series in closes.values():
+        falls = [j for j in range(1, 130) if series[j] < series[j - 1] * 0.998]
+        assert falls == [j for j in range(130) if j % VSHAPE_EVERY == VSHAPE_EVERY - 2]
+        assert all(series[j + 1] > series[j - 1] for j in falls)
+    assert planted_vshapes(7 * 130) == 7 * 13

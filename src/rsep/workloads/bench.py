@@ -7,7 +7,8 @@ tree, sampled) and, in live mode, detection latency (p50, p99).
 Workloads (:data:`WORKLOADS`): ``stock-vshape``, the V shape of SPAseq UC4
 (:func:`rsep.workloads.baselines.vshape_query`) over the real NASDAQ bars of
 ``../shared/data/stocks`` replicated to N events (:func:`rsep.workloads.replicate_bars`),
-or over synthetic bars (:func:`rsep.workloads.stock_bars`) when the sample is absent.
+or over synthetic bars with planted V shapes (:func:`rsep.workloads.stock.vshape_bars`)
+when the sample is absent.
 
 Systems (:data:`SYSTEMS`): ``rsep`` (the incremental engine in this process, reading the
 N-Quads file or the Parquet event store: ``--source``), ``rsep-live`` (the same engine fed
@@ -164,19 +165,20 @@ class Data:
 
 def prepare(folder: Path, events: int, kb_triples: int = 0) -> Data:
     """The stock workload of ``events`` bars in ``folder`` (made once, then reused): the
-    real NASDAQ bars replicated (synthetic bars when the sample is absent), then
+    real NASDAQ bars replicated (synthetic bars with planted V shapes when the sample is
+    absent), then
     :func:`prepare_bars`."""
-    from rsep.workloads.stock import write_bars, write_replicated_bars
+    from rsep.workloads.stock import write_replicated_bars, write_vshape_bars
 
     folder.mkdir(parents=True, exist_ok=True)
     real = all(path.exists() for path in NASDAQ)
     csv = folder / (
         f"NASDAQ_replicated_synthetic_{events}.txt"
         if real
-        else f"NASDAQ_synthetic_seed0_{events}.txt"
+        else f"NASDAQ_vshape_synthetic_seed0_{events}.txt"
     )
     if not csv.exists():
-        write_replicated_bars(NASDAQ, folder, events) if real else write_bars(folder, events)
+        write_replicated_bars(NASDAQ, folder, events) if real else write_vshape_bars(folder, events)
     return prepare_bars(csv, folder, kb_triples)
 
 

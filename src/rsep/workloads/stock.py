@@ -109,12 +109,87 @@ def _bar(rng: random.Random, ticker: _Ticker, stamp: str) -> str:
     opening = previous + rng.gauss(0.0, OPEN_GAP_STD)
     pull = MEAN_REVERSION * (ticker.start - opening)
     ticker.log_price = opening + pull + rng.gauss(0.0, ticker.sigma)
-    o, c = math.exp(opening), math.exp(ticker.log_price)
+    return _line(rng, ticker.name, stamp, math.exp(opening), math.exp(ticker.log_price))
+
+
+def _line(rng: random.Random, name: str, stamp: str, o: float, c: float) -> str:
+    """The CSV line of a bar opening at ``o`` and closing at ``c``: high and low a spread
+    beyond them, a volume, both drawn as in the sample."""
     h = max(o, c) * (1 + rng.expovariate(1 / SPREAD_MEAN))
     lo = min(o, c) * (1 - rng.expovariate(1 / SPREAD_MEAN))
     volume = round(math.exp(rng.gauss(VOLUME_LOG_MEAN, VOLUME_LOG_STD)))
     volume = min(max(volume, VOLUME_RANGE[0]), VOLUME_RANGE[1])
-    return f"{ticker.name},{stamp},{o:.2f},{h:.2f},{lo:.2f},{c:.2f},{volume}\n"
+    return f"{name},{stamp},{o:.2f},{h:.2f},{lo:.2f},{c:.2f},{volume}\n"
+
+
+VSHAPE_EVERY = 10
+"""A planted V shape every this many bars of a ticker (:func:`vshape_bars`)."""
+VSHAPE_TICKERS = 7
+"""Tickers of :func:`vshape_bars`, as many as the real sample has."""
+CALM = 0.0015
+"""Largest one-bar move of :func:`vshape_bars` outside a planted V: less than the V's
+0.2 % fall (rsep.workloads.baselines.FALL), so no V forms by chance."""
+VSHAPE_PULL = 0.01
+"""Pull of :func:`vshape_bars`' log price towards its start per calm bar: holds the climbs
+of the plants (0.1 % to 0.5 % every ten bars) to a few per cent above the start."""
+
+
+def vshape_bars(
+    n_events: int, seed: int = 0, tickers: int = VSHAPE_TICKERS, every: int = VSHAPE_EVERY
+) -> Iterator[str]:
+    """``n_events`` synthetic bars (tickers ``SYN0000``…) with V shapes planted where they
+    are known: what stands in for the real sample on a clone without ``../shared``, so that
+    the V-shape workload has answers (SPAseq UC4).
+
+    Every ticker has a bar every trading minute from 09:00 (no gaps); bar j of a ticker
+    (counted from 0) moves its close by at most :data:`CALM` either way (a walk pulled
+    towards its start), except that bar ``j % every == every - 2`` falls 0.3 % to 1 % and
+    the next one climbs 0.1 % to 0.5 % above the bar before the fall. Under strict
+    contiguity a 3-step V shape is therefore exactly one per complete plant: ⌊bars of the
+    ticker / every⌋ per ticker, all inside one hour when ``every`` divides 60
+    (:func:`planted_vshapes`). Open is the previous close. Deterministic for ``seed``.
+    """
+    check_count(n_events)
+    if tickers < 1 or every < 3:
+        raise UserError(f"vshape_bars needs a ticker and every >= 3, not {tickers}, {every}")
+    rng = random.Random(seed)
+    low, high = (math.log(p) for p in PRICE_RANGE)
+    starts = [round(math.exp(rng.uniform(low, high)), 2) for _ in range(tickers)]
+    closes = list(starts)
+    before_fall = list(starts)
+    emitted = 0
+    for day in trading_days(SAMPLE_DAY):
+        for minute in range(OPEN_MINUTE, OPEN_MINUTE + MINUTES_PER_DAY):
+            stamp = (day + timedelta(minutes=minute)).strftime("%Y%m%d%H%M")
+            phase = (emitted // tickers) % every
+            for i in range(tickers):
+                previous = closes[i]
+                if phase == every - 2:
+                    before_fall[i] = previous
+                    close = previous * (1 - rng.uniform(0.003, 0.01))
+                elif phase == every - 1:
+                    close = before_fall[i] * (1 + rng.uniform(0.001, 0.005))
+                else:
+                    pull = VSHAPE_PULL * math.log(starts[i] / previous)
+                    move = min(max(pull + rng.uniform(-CALM, CALM), -CALM), CALM)
+                    close = previous * math.exp(move)
+                closes[i] = round(close, 2)
+                yield _line(rng, f"SYN{i:04d}", stamp, previous, closes[i])
+                emitted += 1
+                if emitted == n_events:
+                    return
+
+
+def planted_vshapes(n_events: int, tickers: int = VSHAPE_TICKERS, every: int = VSHAPE_EVERY) -> int:
+    """How many strict 3-step V shapes :func:`vshape_bars` plants in ``n_events`` bars."""
+    bars, extra = divmod(n_events, tickers)
+    return sum((bars + (i < extra)) // every for i in range(tickers))
+
+
+def write_vshape_bars(folder: Path, n_events: int, seed: int = 0) -> Path:
+    """Write :func:`vshape_bars` to ``folder/NASDAQ_vshape_synthetic_seed<seed>_<n>.txt``."""
+    name = f"NASDAQ_vshape_{SYNTHETIC}_seed{seed}_{n_events}.txt"
+    return write_lines(folder / name, vshape_bars(n_events, seed))
 
 
 def write_bars(folder: Path, n_events: int, seed: int = 0, tickers: int = 100) -> Path:
