@@ -7,15 +7,11 @@ The answer is :data:`TRUE`, :data:`FALSE` (false or an error: a FILTER keeps onl
 SPARQL 1.1 §17.2) or :data:`UNDECIDED`, where the side table cannot tell what
 :mod:`rsep.rdf.values` (the exact reference) says; the caller then evaluates that row exactly.
 
-How it stays exact: every boolean on the stack is the *set* of values it may have among
-true, false and error, and ``&&``, ``||``, ``!`` (§17.2 truth table) map sets to sets; the
-answer is decided when the set is {true} or holds no true. Every number is an interval of
-doubles that holds its exact value, and for integers and decimals a second one that holds
-its promotion to xsd:double (XPath 2.0 §B.1); a correctly rounded double is monotone, so two
-numbers whose intervals do not overlap are ordered. Float and double arithmetic is IEEE as in
-:mod:`rsep.rdf.values` (a float rounded to single precision); integer and decimal
-arithmetic is a point only when the double result is provably the exact one, else an
-interval widened by an ulp (decimal quotients truncated after 18 digits by 10⁻¹⁸ more).
+Exactness: a boolean on the stack is the set of values it may have (true, false, error),
+mapped by the §17.2 truth table; a number is an interval of doubles holding its exact value
+and, for integers and decimals, one holding its cast to xsd:double (XPath 2.0 §B.1; rounding
+is monotone, so disjoint intervals are ordered). Float and double arithmetic is IEEE as in
+:mod:`rsep.rdf.values`; integer and decimal results are points only when provably exact.
 
 The side table is :class:`rsep.engine.terms.TypedValues` (``kind``, ``numeric``,
 ``number`` cast to xsd:double and correctly rounded, ``exact``); id equality is RDF term
@@ -59,7 +55,7 @@ PUSH_VAR = 0  # the term bound to slot args[i]; unbound (id < 0) is an error (§
 PUSH_TERM = 1  # the constant term id args[i] (IRI, number, other literal)
 PUSH_STRING = 2  # the constant term id args[i], known to be a simple literal (xsd:string)
 PUSH_BOOL = 3  # the boolean args[i] (0 or 1)
-PUSH_ERROR = 4  # an error: a variable no slot holds (always unbound)
+PUSH_ERROR = 4  # an error: a variable no slot holds, a constant without EBV (§17.2.2)
 BOUND = 5  # BOUND(?x) for slot args[i]; args[i] < 0: a variable no slot holds
 ADD = 10
 SUB = 11
@@ -95,7 +91,7 @@ OPCODES: dict[str, int] = {
 _UNARY = {"-": NEG, "+": PLUS, "!": NOT}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Program:
     """A FILTER expression in postfix form over variable slots and constant terms."""
 
