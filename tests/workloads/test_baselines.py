@@ -103,19 +103,40 @@ def test_a_shorter_window_cuts_matches(bars: Data) -> None:
     assert answers == found("rsep", bars, VShape(window_ms=120_000))
 
 
+def test_skip_till_any_branches_where_skip_till_next_takes_the_first(bars: Data) -> None:
+    """AAA 100 at 09:30, 99 at 09:31: skip-till-next ends the V at the first later bar above
+    100 (100.5 at 09:32), skip-till-any at each of them (100.5, 100.4, 100.3, 101); the
+    naive baseline, the oracle and the engine agree."""
+    fall = [a for a in found("naive", bars, VShape(strategy="any")) if a[1][:2] == (100.0, 99.0)]
+    ends = {(a[1][2], a[2]) for a in fall if a[0] == "AAA" and a[2] < ms("0958")}
+    assert ends == {
+        (100.5, ms("0932")),
+        (100.4, ms("0933")),
+        (100.3, ms("0935")),
+        (101.0, ms("0936")),
+    }
+    following = found("naive", bars, VShape(strategy="next"))
+    assert ("AAA", (100.0, 99.0, 101.0), ms("0936")) not in following
+    for system in ("rsep", "oracle"):
+        assert found(system, bars, VShape(strategy="any")) == found(
+            "naive", bars, VShape(strategy="any")
+        )
+
+
 def test_the_query_is_the_example_pattern() -> None:
     """The generated query parses as SPAseq and has the example's sequence and filters."""
     text = vshape_query(VShape())
     assert "SEQ (A, B, C)" in text and "FILTER (?p2 < ?p1 * 0.998)" in text
     parse_query(text, get_dialect("spaseq"))
     assert "SEQ (A; B; C; D)" in vshape_query(VShape(steps=4, strategy="next"))
+    assert "SEQ (A: B: C)" in vshape_query(VShape(strategy="any"))
 
 
 def test_bad_shapes_are_refused() -> None:
     with pytest.raises(UserError, match="at least 3 steps"):
         VShape(steps=2)
     with pytest.raises(UserError, match="unknown selection strategy"):
-        VShape(strategy="any")
+        VShape(strategy="sometimes")
     with pytest.raises(UserError, match="whole number of minutes"):
         VShape(window_ms=90_000)
 

@@ -28,9 +28,9 @@ PRED = "http://example/"
 """SPAseq's stock vocabulary (``pred:price``, ``pred:volume``, ``pred:name``...)."""
 KB_GRAPH = "http://example.org/kb/sp500"
 """The named graph of the background KB in the V-shape query."""
-STRATEGIES = {"strict": ",", "next": ";"}
-"""Selection strategies the V shape is benchmarked with (SPAseq Sec. 8: SC and STN), by name,
-with the SPAseq sequence operator of each."""
+STRATEGIES = {"strict": ",", "next": ";", "any": ":"}
+"""Selection strategies the V shape is benchmarked with (SPAseq Sec. 8: SC and STN; and
+skip-till-any, Def. 10), by name, with the SPAseq sequence operator of each."""
 FALL = 0.998
 """Step 2 falls more than 0.2 % below step 1 (examples/uc4-stock: one-cent ticks are no V)."""
 
@@ -148,11 +148,12 @@ def naive_vshape(events: Iterable[Event], kb: Store, shape: VShape) -> Iterator[
     in a fresh store, one SPARQL SELECT per event for the GPMs' shared pattern (company,
     price, volume), then per company a list of runs: strict contiguity keeps a run only if
     the company's very next bar fits its next step; skip-till-next lets it wait for the
-    next bar that fits. Every bar starts a run; a run dies when its window ends
+    next bar that fits; skip-till-any also keeps the run that ignores a bar that fits (a
+    branch per choice). Every bar starts a run; a run dies when its window ends
     (``t > (⌊start/d⌋ + 1)·d``, SPAseq Def. 16). Events must come in time order."""
     runs: dict[str, list[_Run]] = {}
     d = shape.window_ms
-    strict = shape.strategy == "strict"
+    strict, branch = shape.strategy == "strict", shape.strategy == "any"
     for event in events:
         store = Store()
         store.extend(Quad(t.subject, t.predicate, t.object) for t in event.graph)
@@ -168,13 +169,15 @@ def naive_vshape(events: Iterable[Event], kb: Store, shape: VShape) -> Iterator[
                 if t > (run.start // d + 1) * d:
                     continue
                 if shape.fits(run.prices, price):
-                    run.prices.append(price)
-                    if len(run.prices) == shape.steps:
-                        yield from _enriched(kb, company, run.prices, t)
-                        continue
-                elif strict:
-                    continue
-                alive.append(run)
+                    if branch:
+                        alive.append(run)
+                    grown = _Run(run.start, [*run.prices, price])
+                    if len(grown.prices) == shape.steps:
+                        yield from _enriched(kb, company, grown.prices, t)
+                    else:
+                        alive.append(grown)
+                elif not strict:
+                    alive.append(run)
             alive.append(_Run(t, [price]))
             runs[key] = alive
 
