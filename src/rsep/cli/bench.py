@@ -1,11 +1,13 @@
 """``rsep bench WORKLOAD``: measure a workload on one or more systems over a parameter sweep
-(issue 7): throughput, peak memory and, live, detection latency; results as JSON, a
-Markdown table, a plot per varied parameter, and optionally a section of
-docs/benchmarks.md. The harness is :mod:`rsep.workloads.bench`.
+(issues 7 and 15): throughput, CPU time, peak memory and, live, detection latency; results
+as JSON, a Markdown table, a plot per varied parameter, and optionally a section of
+docs/benchmarks.md. The harness is :mod:`rsep.workloads.bench`, the workloads
+:mod:`rsep.workloads.catalog`.
 
 Each list option (``--events``, ``--window``, ``--steps``, ``--strategy``, ``--kb``) takes
 one or more values; the first of each is the base point, and each option with more values
-is varied alone around it (SPAseq Sec. 8 varies one parameter at a time).
+is varied alone around it (SPAseq Sec. 8 varies one parameter at a time). ``--window``,
+``--steps`` and ``--strategy`` apply to the V-shape workloads only.
 """
 
 from __future__ import annotations
@@ -27,23 +29,35 @@ if TYPE_CHECKING:
 
 def add_parser(commands: Any) -> None:
     """Register ``rsep bench``."""
+    from rsep.workloads.catalog import POINTS, WORKLOADS
+
+    listing = "\n".join(
+        f"  {w.name:<22} {w.summary}\n  {'':<22} systems: {', '.join(w.systems)}; "
+        f"smallest point {w.smallest:,} events"
+        for w in WORKLOADS.values()
+    )
     p = commands.add_parser(
         "bench",
         help="benchmark a workload on rsep and baselines over a parameter sweep",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Measure WORKLOAD (stock-vshape: SPAseq UC4's V shape on the NASDAQ bars "
-            "replicated to N events) on each --system, one point per process, and write "
-            "JSON, a Markdown table and plots (docs/benchmarks.md)."
+            "Measure WORKLOAD on each --system, one point per process, over its events made\n"
+            "from ../shared/data (replicated to N events), and write JSON, a Markdown table\n"
+            "and plots (docs/benchmarks.md)."
+        ),
+        epilog=(
+            f"workloads:\n{listing}\n\nissue 15's points: the smallest, then "
+            f"{', '.join(f'{n:,}' for n in POINTS)} events (--events)."
         ),
     )
-    p.add_argument("workload", metavar="WORKLOAD", help="stock-vshape")
+    p.add_argument("workload", metavar="WORKLOAD", help=", ".join(WORKLOADS))
     p.add_argument(
         "--system",
         dest="systems",
         action="append",
         metavar="NAME",
         help="rsep (engine in one process), rsep-live (paced, latency), read (reading only), "
-        "spark, oracle, naive, flink; repeatable (default: rsep)",
+        "spark, oracle, naive, flink (each workload lists its own); repeatable (default: rsep)",
     )
     p.add_argument(
         "--source",
@@ -53,11 +67,13 @@ def add_parser(commands: Any) -> None:
         help="what rsep reads: the N-Quads file or the Parquet event store; repeatable "
         "(default nquads)",
     )
-    p.add_argument("--events", type=int, nargs="+", default=[3017], metavar="N")
-    p.add_argument("--window", type=int, nargs="+", default=[60], metavar="MINUTES")
-    p.add_argument("--steps", type=int, nargs="+", default=[3], metavar="K")
     p.add_argument(
-        "--strategy", nargs="+", default=["strict"], metavar="S", help="strict (,) or next (;)"
+        "--events", type=int, nargs="+", metavar="N", help="default: the workload's smallest point"
+    )
+    p.add_argument("--window", type=int, nargs="+", metavar="MINUTES", help="V shapes (60)")
+    p.add_argument("--steps", type=int, nargs="+", metavar="K", help="V shapes (3)")
+    p.add_argument(
+        "--strategy", nargs="+", metavar="S", help="V shapes: strict (,), next (;) or any (:)"
     )
     p.add_argument("--kb", type=int, nargs="+", default=[0], metavar="TRIPLES")
     p.add_argument("--rate", type=int, default=100_000, help="rsep-live: triples per second fed")
@@ -97,22 +113,24 @@ def run(args: argparse.Namespace) -> int:
     from rsep.workloads.baselines import VShape
     from rsep.workloads.bench import (
         SYSTEMS,
-        WORKLOADS,
         Point,
         markdown_table,
-        prepare,
         record,
         run_sweep,
         sweep,
     )
+    from rsep.workloads.catalog import workload
     from rsep.workloads.flink import flink_python
 
-    if args.workload not in WORKLOADS:
-        raise UserError(f"unknown workload {args.workload!r}: {', '.join(WORKLOADS)}")
+    chosen = workload(args.workload)
     systems = args.systems or ["rsep"]
     for system in systems:
         if system not in SYSTEMS:
             raise UserError(f"unknown system {system!r}: {', '.join(SYSTEMS)}")
+        if system not in chosen.systems:
+            raise UserError(
+                f"workload {chosen.name!r} runs on {', '.join(chosen.systems)}, not {system!r}"
+            )
     if args.flink_python:
         os.environ["RSEP_FLINK_PYTHON"] = args.flink_python
     if "flink" in systems and flink_python() is None:
@@ -120,8 +138,17 @@ def run(args: argparse.Namespace) -> int:
             "--system flink needs an interpreter with PyFlink: --flink-python PATH or "
             "RSEP_FLINK_PYTHON (none found)"
         )
+    args.events = args.events or [chosen.smallest]
     if any(n < 1 for n in args.events):
         raise UserError("--events takes positive counts")
+    default = chosen.shape or VShape()
+    if chosen.shape is None and (args.window or args.steps or args.strategy):
+        raise UserError(
+            f"workload {chosen.name!r} has a fixed query: no --window, --steps, --strategy"
+        )
+    args.window = args.window or [default.window_ms // 60_000]
+    args.steps = args.steps or [default.steps]
+    args.strategy = args.strategy or [default.strategy]
     shape = VShape(args.window[0] * 60_000, args.steps[0], args.strategy[0])
     values: dict[str, list[Any]] = {}
     for option, name in VARIED:
@@ -140,12 +167,13 @@ def run(args: argparse.Namespace) -> int:
             points += [p for p in sweep(base, **values) if p not in points]
 
     def data_of(point: Point) -> Any:
-        return prepare(args.data, point.events, point.kb_triples)
+        return chosen.prepare(args.data, point.events, point.kb_triples)
 
     def show(m: Measurement) -> None:
         if not args.quiet:
             print(
-                f"rsep bench: {m.point.label()}: {m.results:,} results, {m.seconds:.2f} s, "
+                f"rsep bench: {m.point.label()}: {m.results:,} results, {m.seconds:.2f} s "
+                f"({m.cpu_seconds:.2f} s CPU), "
                 f"{m.events_per_second:,.0f} events/s, {m.triples_per_second:,.0f} triples/s, "
                 f"{m.peak_rss_mib:,.0f} MiB, load {m.load[0]:.1f} {m.note}",
                 file=sys.stderr,

@@ -4,11 +4,12 @@ number of sequence steps, selection strategy, background KB size), each point me
 its own process for throughput (events/s, triples/s), peak memory (RSS of the process
 tree, sampled) and, in live mode, detection latency (p50, p99).
 
-Workloads (:data:`WORKLOADS`): ``stock-vshape``, the V shape of SPAseq UC4
-(:func:`rsep.workloads.baselines.vshape_query`) over the real NASDAQ bars of
+Workloads (:data:`rsep.workloads.catalog.WORKLOADS`, issue 15): the V shape of SPAseq
+UC4 (:func:`rsep.workloads.baselines.vshape_query`) over the real NASDAQ bars of
 ``../shared/data/stocks`` replicated to N events (:func:`rsep.workloads.replicate_bars`),
 or over synthetic bars with planted V shapes (:func:`rsep.workloads.stock.vshape_bars`)
-when the sample is absent.
+when the sample is absent; head and shoulders, UC3, UC1, UC5, Kleene+ and skip-till-any
+(the catalog). This module is the harness they share: data files, systems, measuring.
 
 Systems (:data:`SYSTEMS`): ``rsep`` (the incremental engine in this process, reading the
 N-Quads file or the Parquet event store: ``--source``), ``rsep-live`` (the same engine fed
@@ -34,16 +35,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 from pyoxigraph import Literal, NamedNode, Triple
 
 from rsep.algebra.plan import Plan
 from rsep.errors import UserError
 from rsep.rdf.event import Event
-from rsep.rdf.mapping import MappedEvent
+from rsep.rdf.mapping import MappedEvent, RowMapper
 from rsep.rdf.results import Result, SelectResult
-from rsep.workloads.baselines import KB_GRAPH, PRED, Answer, VShape, vshape_query
+from rsep.workloads.baselines import KB_GRAPH, PRED, Answer, VShape
 
 _T = TypeVar("_T")
 
@@ -52,8 +53,6 @@ SYSTEMS = ("rsep", "rsep-live", "read", "spark", "oracle", "naive", "flink")
 rsep's end-to-end throughput can reach at most)."""
 SOURCES = ("nquads", "parquet")
 """What the rsep engine reads: the N-Quads file or the columnar event store."""
-WORKLOADS = ("stock-vshape",)
-"""The workloads the harness knows."""
 SHARED = Path(os.environ.get("RSEP_SHARED", Path(__file__).resolve().parents[3].parent / "shared"))
 NASDAQ = tuple(
     SHARED / "data" / "stocks" / "opencep_nasdaq_2008-02-01" / name
@@ -85,10 +84,17 @@ class Point:
 
     def label(self) -> str:
         """The point's parameters, short, for tables and logs."""
+        from rsep.workloads.catalog import workload
+
+        shape = (
+            f"w={self.shape.window_ms // 60_000}min steps={self.shape.steps} {self.shape.strategy} "
+            if workload(self.workload).shaped
+            else ""
+        )
         return (
-            f"{self.system}/{self.source if self.system.startswith('rsep') else '-'} "
-            f"n={self.events:,} w={self.shape.window_ms // 60_000}min steps={self.shape.steps} "
-            f"{self.shape.strategy} kb={self.kb_triples:,}"
+            f"{self.workload} {self.system}/"
+            f"{self.source if self.system.startswith('rsep') else '-'} "
+            f"n={self.events:,} {shape}kb={self.kb_triples:,}"
         )
 
 
@@ -102,6 +108,9 @@ class Measurement:
     triples: int = 0
     results: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    """CPU time of this process (all its threads) in the measured section; a JVM's
+    (Spark's, Flink's) is not in it."""
     total_seconds: float = 0.0
     """Wall-clock time of the whole process (start-up, JVM, imports included)."""
     peak_rss_mib: float = 0.0
@@ -109,7 +118,9 @@ class Measurement:
     latency_p50_ms: float | None = None
     latency_p99_ms: float | None = None
     note: str = ""
-    answers: list[Answer] = field(default_factory=list, repr=False)
+    answers: list[Any] = field(default_factory=list, repr=False)
+    """The answers as one system reports them: :class:`Answer` for the V shape,
+    :class:`Match` otherwise (comparable between systems)."""
 
     @property
     def events_per_second(self) -> float:
@@ -151,8 +162,9 @@ def point_from_json(data: dict[str, Any]) -> Point:
 
 @dataclass(frozen=True)
 class Data:
-    """A prepared workload: the CSV bars (Flink reads them), the same events as N-Quads
-    and as the Parquet event store (rsep reads them), the KB as N-Triples and as CSV."""
+    """A prepared workload: the source data (the CSV bars Flink reads), the same events as
+    N-Quads and as the Parquet event store (rsep reads them, every stream in one file in
+    time order), the KB as N-Triples (the named graph ``kb_graph``) and as CSV."""
 
     csv: Path
     nquads: Path
@@ -161,6 +173,7 @@ class Data:
     kb_csv: Path
     events: int
     triples: int
+    kb_graph: str = KB_GRAPH
 
 
 def prepare(folder: Path, events: int, kb_triples: int = 0) -> Data:
@@ -193,51 +206,83 @@ def prepare_bars(csv: Path, folder: Path, kb_triples: int = 0, chunk: int = PREP
     ``folder`` (once, then reused), ``chunk`` bars at a time (one store file per chunk, so
     the store's files sort by time), and a KB of at least
     ``kb_triples`` triples (the tickers' names and sectors, then made-up companies)."""
+    nquads, store, events, triples = write_events(
+        lambda: _mapped_bars(csv), folder, csv.stem, chunk
+    )
+    kb, kb_csv = write_kb(folder, csv, kb_triples)
+    return Data(csv, nquads, store, kb, kb_csv, events, triples or events * TRIPLES_PER_BAR)
+
+
+def write_events(
+    mapped: Callable[[], Iterable[MappedEvent]],
+    folder: Path,
+    stem: str,
+    chunk: int = PREPARE_CHUNK,
+) -> tuple[Path, Path, int, int | None]:
+    """The events ``mapped()`` gives (in time order) written once into ``folder`` as
+    ``stem.nq`` and the event store ``stem.store``, ``chunk`` events at a time (one store
+    file per chunk, so the store's files sort by time; one store per stream inside it,
+    ``stem.store/K``, so that :func:`read_store_events` merges them), then reused: the two
+    paths, the events and the triples (None from a count written before triples were
+    counted)."""
     from rsep.spark.convert import write_store_part, write_text
 
     folder.mkdir(parents=True, exist_ok=True)
-    nquads = folder / f"{csv.stem}.nq"
-    store = folder / f"{csv.stem}.store"
-    count_file = folder / f"{csv.stem}.count"
+    nquads = folder / f"{stem}.nq"
+    store = folder / f"{stem}.store"
+    count_file = folder / f"{stem}.count"
     if not nquads.exists() or not store.exists() or not count_file.exists():
         nq_tmp, store_tmp = (t.with_name(t.name + ".tmp") for t in (nquads, store))
         for tmp in (nq_tmp, store_tmp):
             _remove(tmp)
-        count = 0
+        count = triples = 0
+        streams: dict[str, int] = {}
         with nq_tmp.open("w", encoding="utf-8", newline="\n") as out:
-            for index, mapped in enumerate(_batches(_mapped_bars(csv), chunk)):
-                write_text(mapped, out, "nquads")
-                write_store_part(mapped, store_tmp, index)
-                count += len(mapped)
+            for index, batch in enumerate(_batches(mapped(), chunk)):
+                write_text(batch, out, "nquads")
+                for event in batch:
+                    streams.setdefault(event.stream, len(streams))
+                for stream, k in streams.items():
+                    part = [event for event in batch if event.stream == stream]
+                    if part:
+                        write_store_part(part, store_tmp / str(k), index)
+                count += len(batch)
+                triples += sum(len(event.triples) for event in batch)
         for tmp, target in ((nq_tmp, nquads), (store_tmp, store)):
             _remove(target)
             tmp.rename(target)
-        count_file.write_text(str(count), encoding="utf-8")
-    events = int(count_file.read_text(encoding="utf-8"))
-    kb, kb_csv = write_kb(folder, csv, kb_triples)
-    return Data(csv, nquads, store, kb, kb_csv, events, events * TRIPLES_PER_BAR)
+        count_file.write_text(f"{count} {triples}", encoding="utf-8")
+    counts = [int(n) for n in count_file.read_text(encoding="utf-8").split()]
+    return nquads, store, counts[0], counts[1] if len(counts) > 1 else None
 
 
 def _mapped_bars(csv: Path) -> Iterator[MappedEvent]:
-    """The bars of ``csv`` mapped with ``nasdaq-bars`` (event ids from the file's own line
-    numbers, as ``rsep convert`` gives them); a bad row or a bar earlier than the one
-    before it is an error naming its line."""
-    from rsep.rdf.mapping import RowError, load_mapping, open_text
+    """The bars of ``csv`` mapped with ``nasdaq-bars`` (:func:`mapped_csv`)."""
+    from rsep.rdf.mapping import load_mapping
 
-    mapper = load_mapping("nasdaq-bars").bind()
+    return mapped_csv(csv, [load_mapping("nasdaq-bars").bind()], "bar")
+
+
+def mapped_csv(csv: Path, mappers: Sequence[RowMapper], what: str = "row") -> Iterator[MappedEvent]:
+    """The rows of ``csv`` mapped by each of ``mappers`` in turn (one event per row and
+    mapper; event ids from the file's own line numbers, as ``rsep convert`` gives them); a
+    bad row or a row earlier than the one before it is an error naming its line."""
+    from rsep.rdf.mapping import RowError, open_text
+
     last = -(2**63)
     with open_text(csv) as handle:
-        for line, row in mapper.rows(handle, csv.name):
+        for line, row in mappers[0].rows(handle, csv.name):
             if isinstance(row, str):
                 raise UserError(f"{csv}:{line}: {row}")
-            try:
-                event = mapper.map_row(row)
-            except RowError as exc:
-                raise UserError(f"{csv}:{line}: {exc}") from None
-            if event.t_start < last:
-                raise UserError(f"{csv}:{line}: bar earlier than the one before it")
-            last = event.t_start
-            yield event
+            for mapper in mappers:
+                try:
+                    event = mapper.map_row(row)
+                except RowError as exc:
+                    raise UserError(f"{csv}:{line}: {exc}") from None
+                if event.t_start < last:
+                    raise UserError(f"{csv}:{line}: {what} earlier than the one before it")
+                last = event.t_start
+                yield event
 
 
 def _remove(path: Path) -> None:
@@ -310,12 +355,18 @@ def read_kb(path: Path) -> frozenset[Triple]:
 
 
 def read_store_events(path: Path) -> Iterator[Event]:
-    """The events of a one-stream Parquet event store, without Spark
-    (:func:`rsep.spark.eventstore.read_store_events`: files in path order, each file's
-    rows sorted by time and event, events built column by column)."""
+    """The events of the Parquet event store that :func:`write_events` writes, without
+    Spark (:func:`rsep.spark.eventstore.read_store_events`: files in path order, each
+    file's rows sorted by time and event, events built column by column), the stores of
+    several streams merged in time order (as one N-Quads file holds them)."""
+    import heapq
+
     from rsep.spark.eventstore import read_store_events as read
 
-    return read(path)
+    parts = sorted(p for p in path.iterdir() if p.is_dir() and p.name.isdigit())
+    if len(parts) < 2:  # one stream (or a store written before stores per stream)
+        return read(path)
+    return heapq.merge(*(read(part) for part in parts), key=lambda event: event.t_start)
 
 
 def read_nquads_events(path: Path) -> Iterator[Event]:
@@ -326,6 +377,23 @@ def read_nquads_events(path: Path) -> Iterator[Event]:
 
 
 # Answers ------------------------------------------------------------------------------------
+
+
+class Match(NamedTuple):
+    """One answer of a workload without a baseline of its own, as every rsep system gives
+    it: the time, the interval, and the bindings in N-Triples syntax, sorted by name."""
+
+    time: int
+    interval: tuple[int, int] | None
+    bindings: tuple[tuple[str, str], ...]
+
+
+def match_of(result: Result) -> Match:
+    """An rsep result as a :class:`Match`."""
+    if not isinstance(result, SelectResult):
+        raise UserError("the benchmark queries answer with SELECT results")
+    bindings = tuple(sorted((name, str(term)) for name, term in result.bindings.items()))
+    return Match(result.time, result.interval, bindings)
 
 
 def answer_of(result: Result, steps: int) -> Answer:
@@ -431,21 +499,26 @@ def measure(point: Point, data: Data) -> Measurement:
     """Measure ``point`` over ``data`` in this process (the harness calls it in a child
     process per point: :func:`run_point`). The measured section reads the events from
     their file and evaluates the pattern; counts come from the answers."""
+    from rsep.workloads.catalog import workload
+
+    check_system(point)
     if point.system == "flink":
         from rsep.workloads.flink import run_flink
 
         return run_flink(point, data)
     out = Measurement(point)
     kb = read_kb(data.kb)
-    plan = _plan(point.shape)  # parsing and compiling the query is not in the measured time
+    # parsing and compiling the query is not in the measured time
+    plan = _plan(point.shape, point.workload)
     for module in _MODULES.get(point.system, ()) + _SOURCE_MODULES.get(point.source, ()):
         importlib.import_module(module)  # nor is importing what the measured code imports
     if point.system == "spark":  # nor is starting the Spark session
         from rsep.spark.session import get_session
 
         get_session()
+    answers: list[Any]  # rsep's results, or a baseline's answers
     with RssSampler() as rss:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         if point.system == "rsep":
             answers, events = _rsep_local(point, plan, data, kb)
         elif point.system == "rsep-live":
@@ -463,24 +536,57 @@ def measure(point: Point, data: Data) -> Measurement:
         else:
             raise UserError(f"unknown system {point.system!r}: {', '.join(SYSTEMS)}")
         out.seconds = time.perf_counter() - started
-    out.events, out.triples = events, events * TRIPLES_PER_BAR
-    out.answers = sorted(set(answers), key=_order)
+        out.cpu_seconds = time.process_time() - cpu
+    out.events, out.triples = events, triples_of(data, events)
+    if workload(point.workload).baseline:  # the form the V shape's baselines give
+        answers = [
+            answer_of(r, point.shape.steps) if isinstance(r, SelectResult) else r for r in answers
+        ]
+    else:
+        answers = [match_of(r) for r in cast(list[Result], answers)]
+    out.answers = sort_answers(answers)
     out.results = len(out.answers)
     out.peak_rss_mib = rss.peak_mib
     out.load = os.getloadavg()
     return out
 
 
-def _order(answer: Answer) -> tuple[int, str, tuple[float, ...]]:
-    return answer.time, answer.company, answer.prices
+def check_system(point: Point) -> None:
+    """Refuse a system the point's workload does not run on (its catalog entry)."""
+    from rsep.workloads.catalog import workload
+
+    known = workload(point.workload).systems
+    if point.system not in known:
+        raise UserError(
+            f"workload {point.workload!r} runs on {', '.join(known)}, not {point.system!r}"
+        )
 
 
-def _plan(shape: VShape) -> Plan:
+def triples_of(data: Data, events: int) -> int:
+    """The triples of the first ``events`` events of ``data`` (all of them when ``events``
+    is the whole; else by the mean per event)."""
+    return data.triples if events == data.events else round(events * data.triples / data.events)
+
+
+def sort_answers(answers: Iterable[Any]) -> list[Any]:
+    """The distinct answers in one order, whichever system gave them (time first)."""
+    return sorted(set(answers), key=_order)
+
+
+def _order(answer: Any) -> Any:
+    if isinstance(answer, Answer):
+        return answer.time, answer.company, answer.prices
+    return answer
+
+
+def _plan(shape: VShape, workload: str = "stock-vshape") -> Plan:
+    """The compiled SPAseq query of the workload (of ``shape`` where it takes one)."""
     from rsep.algebra.compile import compile_query
     from rsep.lang import get_dialect, parse_query
+    from rsep.workloads.catalog import workload as entry
 
     dialect = get_dialect("spaseq")
-    return compile_query(parse_query(vshape_query(shape), dialect), dialect)
+    return compile_query(parse_query(entry(workload).query(shape), dialect), dialect)
 
 
 class _Counted:
@@ -518,12 +624,12 @@ def _batches(events: Iterable[_T], size: int) -> Iterator[list[_T]]:
 
 def _rsep_local(
     point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
-) -> tuple[list[Answer], int]:
+) -> tuple[list[Result], int]:
     """The engine over the file, streamed: batches of 1,024 events, the watermark moved to
     the last instant every batch completes (as ``rsep run --engine local``)."""
     from rsep.engine import incremental_query
 
-    query = incremental_query(plan, {KB_GRAPH: kb})
+    query = incremental_query(plan, {data.kb_graph: kb})
     counted = _Counted(_source(point, data))
     results: list[Result] = []
     pending: list[Event] = []
@@ -535,12 +641,12 @@ def _rsep_local(
         if done:
             results += query.advance(done[-1].t_end)
     results += query.finish()
-    return [answer_of(r, point.shape.steps) for r in results], counted.count
+    return results, counted.count
 
 
 def _rsep_live(
     point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
-) -> tuple[list[Answer], int, list[float]]:
+) -> tuple[list[Result], int, list[float]]:
     """The engine fed at ``point.rate`` triples/s in micro-batches of what has arrived
     (every 10 ms): an event's arrival is the wall-clock time it was due; an answer's
     latency is its emission minus the arrival of the event that completed it (the last
@@ -548,12 +654,12 @@ def _rsep_live(
     starts, so that the rate is the feed's, not the parser's."""
     from rsep.engine import incremental_query
 
-    query = incremental_query(plan, {KB_GRAPH: kb})
+    query = incremental_query(plan, {data.kb_graph: kb})
     events = list(_source(point, data))
-    per_event = TRIPLES_PER_BAR / point.rate
+    per_event = data.triples / data.events / point.rate
     arrival: dict[int, float] = {}
     latencies: list[float] = []
-    answers: list[Answer] = []
+    answers: list[Result] = []
     start = time.perf_counter()
     i = 0
 
@@ -561,7 +667,7 @@ def _rsep_live(
         now = time.perf_counter()
         for result in results:
             latencies.append(now - arrival[result.time])
-            answers.append(answer_of(result, point.shape.steps))
+            answers.append(result)
 
     while i < len(events):
         now = time.perf_counter()
@@ -582,20 +688,19 @@ def _rsep_live(
     return answers, len(events), latencies
 
 
-def _spark(point: Point, plan: Plan, data: Data, kb: frozenset[Triple]) -> tuple[list[Answer], int]:
+def _spark(point: Point, plan: Plan, data: Data, kb: frozenset[Triple]) -> tuple[list[Result], int]:
     """``rsep.spark.replay`` over the N-Quads file or the event store (``--engine spark``);
     :func:`measure` starts the session before the clock (its start-up is in
     ``total_seconds``)."""
     from rsep.spark.replay import run_on_spark
 
     source = data.store if point.source == "parquet" else data.nquads
-    results = list(run_on_spark(plan, [source], {KB_GRAPH: kb}))
-    return [answer_of(r, point.shape.steps) for r in results], data.events
+    return list(run_on_spark(plan, [source], {data.kb_graph: kb})), data.events
 
 
 def _oracle(
     point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
-) -> tuple[list[Answer], int]:
+) -> tuple[list[Result], int]:
     """The oracle (``rsep.semantics.evaluate``) over the events read in full."""
     from rsep.rdf.event import Stream, StreamSet
     from rsep.semantics import evaluate
@@ -605,8 +710,7 @@ def _oracle(
     for event in events:
         by_stream.setdefault(event.stream, []).append(event)
     streams = StreamSet(Stream(iri, tuple(evs)) for iri, evs in by_stream.items())
-    results = evaluate(plan, streams, {KB_GRAPH: kb})
-    return [answer_of(r, point.shape.steps) for r in results], len(events)
+    return list(evaluate(plan, streams, {data.kb_graph: kb})), len(events)
 
 
 def _naive(point: Point, data: Data, kb: frozenset[Triple]) -> tuple[list[Answer], int]:
@@ -662,6 +766,7 @@ def data_from_json(raw: dict[str, str]) -> Data:
         Path(raw["kb_csv"]),
         int(raw["events"]),
         int(raw["triples"]),
+        raw.get("kb_graph", KB_GRAPH),
     )
 
 
@@ -735,16 +840,23 @@ def machine() -> dict[str, str]:
 
 def markdown_table(measurements: Sequence[Measurement]) -> str:
     """The measurements as a Markdown table, one row per point."""
+    from rsep.workloads.catalog import workload
+
     head = (
         "| system | source | events | window | steps | strategy | KB triples | results "
-        "| time (s) | events/s | triples/s | peak RSS (MiB) | p50 / p99 latency (ms) "
+        "| time (s) | CPU (s) | events/s | triples/s | peak RSS (MiB) | p50 / p99 latency (ms) "
         "| load (1 min) | note |\n"
         "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: | --- |"
+        "| ---: | ---: | ---: | --- |"
     )
     rows = [head]
     for m in measurements:
         p = m.point
+        shape = (
+            f"{p.shape.window_ms // 60_000} min | {p.shape.steps} | {p.shape.strategy}"
+            if workload(p.workload).shaped
+            else "- | - | -"
+        )
         latency = (
             f"{m.latency_p50_ms:,.1f} / {m.latency_p99_ms:,.1f}"
             if m.latency_p50_ms is not None and m.latency_p99_ms is not None
@@ -758,9 +870,9 @@ def markdown_table(measurements: Sequence[Measurement]) -> str:
             else "nquads"
         )
         rows.append(
-            f"| {p.system} | {source} | {p.events:,} | {p.shape.window_ms // 60_000} min "
-            f"| {p.shape.steps} | {p.shape.strategy} | {p.kb_triples:,} | {m.results:,} "
-            f"| {m.seconds:,.2f} | {m.events_per_second:,.0f} | {m.triples_per_second:,.0f} "
+            f"| {p.system} | {source} | {p.events:,} | {shape} | {p.kb_triples:,} "
+            f"| {m.results:,} | {m.seconds:,.2f} | {m.cpu_seconds:,.2f} "
+            f"| {m.events_per_second:,.0f} | {m.triples_per_second:,.0f} "
             f"| {m.peak_rss_mib:,.0f} | {latency} | {m.load[0]:.1f} | {m.note} |"
         )
     return "\n".join(rows)

@@ -127,8 +127,10 @@ def run_flink(point: Point, data: Data, timeout: float = 900.0) -> Measurement:
     interpreter, sampling the RSS of its process tree (the JVM included)."""
     from rsep.errors import UserError
     from rsep.workloads.baselines import Answer
-    from rsep.workloads.bench import TRIPLES_PER_BAR, Measurement, RssSampler
+    from rsep.workloads.bench import Measurement, RssSampler, sort_answers
 
+    if point.shape.strategy not in ("strict", "next"):
+        raise UserError("MATCH_RECOGNIZE has no skip-till-any: Flink runs strict and next only")
     python = flink_python()
     if python is None:
         raise UserError(
@@ -174,8 +176,8 @@ def run_flink(point: Point, data: Data, timeout: float = 900.0) -> Measurement:
             t, name, sector = values[1 + steps :]
             answers.append(Answer(COMPANY + values[0], prices, int(t), name, sector))
     out = Measurement(point)
-    out.events, out.triples = data.events, data.events * TRIPLES_PER_BAR
-    out.answers = sorted(set(answers), key=lambda a: (a.time, a.company, a.prices))
+    out.events, out.triples = data.events, data.triples
+    out.answers = sort_answers(answers)
     out.results = len(out.answers)
     out.seconds = float(report["seconds"])
     out.total_seconds = total

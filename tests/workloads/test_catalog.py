@@ -1,0 +1,96 @@
+"""rsep.workloads.catalog: every named workload of ``rsep bench``, at a tiny size of its real
+data, has answers, the same from every system that runs it (the engine from N-Quads and
+from the event store, the oracle, the naive baseline where there is one); where an example's
+README worked the answers out by hand, the count is that one. Skips without ../shared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from rsep.cli import main as cli
+from rsep.workloads.baselines import VShape
+from rsep.workloads.bench import Data, Measurement, Point, measure
+from rsep.workloads.catalog import WORKLOADS, workload
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+HOUR = 3_600_000
+CASES: list[tuple[str, int, VShape | None, int | None]] = [
+    # workload, events, V shape (None: the workload's fixed query), answers known by hand
+    ("stock-vshape", 400, VShape(HOUR, 3, "strict"), None),
+    ("stock-vshape", 400, VShape(HOUR, 4, "strict"), None),
+    ("stock-vshape", 400, VShape(HOUR, 5, "next"), None),
+    ("stock-vshape", 400, VShape(HOUR, 7, "next"), None),
+    ("stock-vshape-any", 300, None, None),
+    ("stock-head-shoulders", 800, None, None),
+    ("card-big-after-small", 250, None, 3),  # examples/uc3-credit-card: the first three
+    ("card-kleene", 250, None, None),
+    ("smart-grid", 1_704, None, 1),  # examples/uc1-smart-grid: rows 559-561
+    ("traffic-congestion", 300, None, 7),  # examples/uc5-traffic: the seven of 2014-08-01
+]
+
+
+@pytest.fixture(scope="module")
+def folder(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("catalog")
+
+
+def prepared(folder: Path, name: str, events: int) -> Data:
+    data = workload(name).prepare(folder, events, 0)
+    assert data.events == events and data.triples > events
+    return data
+
+
+def test_every_workload_is_tested() -> None:
+    assert {case[0] for case in CASES} == set(WORKLOADS)
+
+
+@pytest.mark.parametrize(("name", "events", "shape", "known"), CASES)
+def test_a_workload_gives_the_same_answers_on_every_system(
+    folder: Path, name: str, events: int, shape: VShape | None, known: int | None
+) -> None:
+    entry = workload(name)
+    data = prepared(folder, name, events)
+    shape = shape or entry.shape or VShape()
+    systems = [s for s in ("rsep", "oracle", "naive") if s in entry.systems]
+    found: dict[str, Measurement] = {
+        system: measure(Point(name, system, events, shape), data) for system in systems
+    }
+    found["store"] = measure(Point(name, "rsep", events, shape, source="parquet"), data)
+    first = found["rsep"]
+    assert first.results == len(first.answers) > 0
+    assert first.events == events
+    if known is not None:
+        assert first.results == known
+    for system, m in found.items():
+        assert m.answers == first.answers, system
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_three_streams_on_spark(folder: Path, spark: SparkSession) -> None:
+    """UC5 (three streams in one file, a conjunction) on ``--engine spark``."""
+    data = prepared(folder, "traffic-congestion", 300)
+    on_spark = measure(Point("traffic-congestion", "spark", 300), data)
+    engine = measure(Point("traffic-congestion", "rsep", 300), data)
+    assert on_spark.answers == engine.answers and engine.results == 7
+
+
+def test_a_fixed_query_takes_no_v_shape_options(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--steps`` on a workload whose query is a file is refused, as is a system the
+    workload does not run on."""
+    assert cli.main(["bench", "card-kleene", "--steps", "4"]) == cli.EXIT_USER_ERROR
+    assert "fixed query" in capsys.readouterr().err
+    assert cli.main(["bench", "smart-grid", "--system", "naive"]) == cli.EXIT_USER_ERROR
+    assert "runs on" in capsys.readouterr().err
+
+
+def test_the_command_lists_the_workloads(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in WORKLOADS)
