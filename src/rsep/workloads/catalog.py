@@ -229,7 +229,7 @@ def _first(events: Iterator[MappedEvent], count: int) -> Iterator[MappedEvent]:
 def prepare_traffic(folder: Path, events: int, kb_triples: int = 0) -> Data:
     """``events`` observations of UC5's three road segments (the ``aarhus-traffic``
     mapping, properties looked up in CityBench's sensor repository), the three segments'
-    two months merged in time order (about 51,000 real rows), repeated past them, copy k
+    two months merged in time order (48,915 real rows), repeated past them, copy k
     on the same days k years later (August and September: no change of summer time to
     disorder the local times), ids suffixed by the copy; KB: ``examples/uc5-traffic``'s
     segment metadata."""
