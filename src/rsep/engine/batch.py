@@ -10,7 +10,7 @@ triple; the other formats go through ``read_events`` and are converted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -30,7 +30,7 @@ from rsep.rdf.formats._common import ReadOptions, part_files, read_chunks
 from rsep.rdf.formats.nquads import Texts, _Assembly, _Block, _read_block
 from rsep.rdf.time import TimeUnit
 
-__all__ = ["STORE", "TripleBatch", "read_batches"]
+__all__ = ["STORE", "TripleBatch", "batches_of", "read_batches"]
 
 STORE = "parquet"
 """The ``fmt`` of the Parquet event store (``rsep convert``'s default output)."""
@@ -127,6 +127,13 @@ def read_batches(
         opts = ReadOptions(stream, time_unit, tz)
         return batcher.run(_nquads_pieces(path, opts, bad or BadRecords(), dictionary))
     return batcher.run(_event_pieces(events, dictionary, batch_events))
+
+
+def batches_of(
+    events: Iterable[Event], dictionary: TermDictionary, batch_events: int = 65_536
+) -> Iterator[TripleBatch]:
+    """Events already read (a stream set in memory, a test's list) as batches."""
+    return _Batcher(batch_events).run(_event_pieces(iter(events), dictionary, batch_events))
 
 
 # --------------------------------------------------------------------------- batching

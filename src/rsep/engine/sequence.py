@@ -1,0 +1,629 @@
+"""A SPAseq query evaluated column-wise: batches of events in, results out (SPAseq Defs.
+7-16), with the GPMs matched as joins over each batch (:mod:`rsep.engine.pattern`) and the
+sequence run by the compiled automaton (:mod:`rsep.engine.automaton`).
+
+Per batch: the events of the query's streams (``FROM STREAM``, choice 8) are kept; each
+GPM's solutions are computed once over the whole batch; with ``PARTITION BY`` each event
+gets the key values of its GPMs' solutions alone (choice 9) and goes to those partitions,
+an event without a key to every partition (its instants still break strict contiguity);
+the automaton runs each partition's instants in time order, carrying its runs to the next
+batch. Matches become event mappings ``(μ, t1, t2)`` and go through the query form and
+streaming operator (:class:`rsep.engine.projection.Output`), so the results are the
+oracle's.
+
+Plans this engine takes: a sequence of GPMs under ``,`` ``;`` ``:`` with ``WITHIN`` and
+``PARTITION BY`` (its keys bound by the first step), each GPM a basic graph pattern with
+FILTERs the programs compile, and a ``GRAPH`` part of the same kind. :func:`columnar_reason`
+says why another plan is not taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+from pyoxigraph import Triple
+
+from rsep.algebra.events import (
+    EventPattern,
+    Gpm,
+    Sequence,
+    Strategy,
+    unwrap_bounds,
+)
+from rsep.algebra.gpm import expression_variables, no_key_alone
+from rsep.algebra.passes import apply_profile
+from rsep.algebra.plan import Ask, EventJoin, Plan, Select
+from rsep.algebra.r2s import R2S
+from rsep.engine import automaton
+from rsep.engine.batch import TripleBatch
+from rsep.engine.expression import evaluate_rows
+from rsep.engine.pattern import CompiledGpm, Solutions, compile_gpm, kb_table, solutions
+from rsep.engine.projection import Answer, Output
+from rsep.engine.terms import KIND_LITERAL, TermDictionary
+from rsep.errors import UserError
+from rsep.lang.printer import to_sparql
+from rsep.rdf.results import Result
+from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
+from rsep.rdf.terms import to_nt
+
+__all__ = ["SequenceQuery", "Stats", "Undecided", "columnar_reason"]
+
+_STRATEGY = {
+    Strategy.STRICT: automaton.STRICT,
+    Strategy.SKIP_TILL_NEXT: automaton.NEXT,
+    Strategy.SKIP_TILL_ANY: automaton.ANY,
+}
+
+
+class Undecided(Exception):
+    """A FILTER that needs a run's bindings met values its program cannot decide: the
+    caller evaluates the query on the exact path instead."""
+
+
+@dataclass
+class Stats:
+    """What a run did: events read, partitions, matches, and the solution rows whose
+    FILTER the programs could not decide (evaluated exactly)."""
+
+    events: int = 0
+    partitions: int = 0
+    matches: int = 0
+    inexact_rows: int = 0
+
+
+def _steps(
+    plan: Plan,
+) -> tuple[tuple[Gpm, ...], tuple[Strategy, ...], int | None, tuple[str, ...]] | str:
+    """The sequence's GPMs, strategies, WITHIN and PARTITION BY, or why the plan is not a
+    plain sequence of GPMs."""
+    r2r = plan.r2r
+    if isinstance(r2r, EventJoin) or not isinstance(r2r, EventPattern):
+        return "the WHERE clause is not one SPAseq sequence expression"
+    try:
+        core, within, by = unwrap_bounds(r2r)
+    except ValueError as exc:
+        return str(exc)
+    if isinstance(core, Sequence):
+        steps, strategies = core.steps, core.strategies
+    else:
+        steps, strategies = (core,), ()
+    for step in steps:
+        if not isinstance(step, Gpm):
+            return (
+                f"step {step} is a {type(step).__name__}: the compiled automaton takes "
+                "sequences of GPMs (Kleene+, negation, optional, conjunction and "
+                "disjunction run on the per-event engine)"
+            )
+    gpms = tuple(s for s in steps if isinstance(s, Gpm))
+    if by and not set(by) <= gpms[0].variables:
+        return "PARTITION BY names a variable the first step does not bind"
+    return gpms, strategies, within, by
+
+
+def columnar_reason(plan: Plan) -> str | None:
+    """Why the columnar engine does not evaluate ``plan`` (``None``: it does)."""
+    plan = apply_profile(plan)
+    if not plan.sequences():
+        return "not a SPAseq sequence"
+    read = _steps(plan)
+    if isinstance(read, str):
+        return read
+    slots = _slots(read[0], read[3])
+    dictionary = TermDictionary()
+    for gpm in read[0]:
+        compiled = compile_gpm(gpm, slots, dictionary)
+        if isinstance(compiled, str):
+            return compiled
+    return None
+
+
+def _slots(gpms: tuple[Gpm, ...], by: tuple[str, ...]) -> dict[str, int]:
+    """A slot per variable the sequence names (patterns, FILTERs, keys)."""
+    from rsep.algebra.gpm import event_part
+
+    names: dict[str, None] = dict.fromkeys(by)
+    for gpm in gpms:
+        names.update(dict.fromkeys(sorted(v for v in gpm.variables if not v.startswith("_:"))))
+        event = event_part(gpm)
+        if not isinstance(event, str):
+            for f in event[1]:
+                names.update(dict.fromkeys(sorted(expression_variables(f))))
+    return {name: i for i, name in enumerate(names)}
+
+
+@dataclass
+class _Chunk:
+    """Events of one batch in this query's terms: time, stream index, ordinal, and the
+    triples (``triple_event`` indexes the events)."""
+
+    time: np.ndarray
+    stream: np.ndarray
+    triple_event: np.ndarray
+    s: np.ndarray
+    p: np.ndarray
+    o: np.ndarray
+
+    def take(self, events: np.ndarray) -> _Chunk:
+        """The events at ``events`` (sorted indices) with their triples."""
+        keep = np.zeros(len(self.time), bool)
+        keep[events] = True
+        renumber = np.cumsum(keep) - 1
+        rows = keep[self.triple_event]
+        return _Chunk(
+            self.time[events],
+            self.stream[events],
+            renumber[self.triple_event[rows]].astype(np.int32),
+            self.s[rows],
+            self.p[rows],
+            self.o[rows],
+        )
+
+    @staticmethod
+    def join(a: _Chunk, b: _Chunk) -> _Chunk:
+        return _Chunk(
+            np.concatenate([a.time, b.time]),
+            np.concatenate([a.stream, b.stream]),
+            np.concatenate([a.triple_event, b.triple_event + len(a.time)]).astype(np.int32),
+            np.concatenate([a.s, b.s]),
+            np.concatenate([a.p, b.p]),
+            np.concatenate([a.o, b.o]),
+        )
+
+    def batch(self, streams: tuple[str, ...]) -> TripleBatch:
+        return TripleBatch(
+            streams=streams,
+            event_stream=self.stream,
+            event_start=self.time,
+            event_end=self.time,
+            event_ordinal=np.arange(len(self.time), dtype=np.int64),
+            triple_event=self.triple_event,
+            s=self.s,
+            p=self.p,
+            o=self.o,
+        )
+
+
+@dataclass
+class _Partitions:
+    """Partition ids by key value (the key variables' term ids)."""
+
+    width: int
+    slots: tuple[int, ...]
+    ids: dict[tuple[int, ...], int] = field(default_factory=dict)
+    start: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int32))
+
+    def add(self, keys: np.ndarray) -> np.ndarray:
+        """The partition of each key row (new keys get new partitions)."""
+        if not self.slots:
+            return np.zeros(len(keys), np.int32)
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        ids = np.empty(len(unique), np.int32)
+        fresh = []
+        for i, row in enumerate(unique):
+            key = tuple(int(x) for x in row)
+            found = self.ids.get(key)
+            if found is None:
+                found = self.ids[key] = len(self.ids)
+                fresh.append(row)
+            ids[i] = found
+        if fresh:
+            rows = np.full((len(fresh), self.width), -1, np.int32)
+            rows[:, list(self.slots)] = np.array(fresh, np.int32)
+            self.start = np.concatenate([self.start.reshape(-1, self.width), rows])
+        return ids[inverse.reshape(-1)]
+
+    def __len__(self) -> int:
+        return max(len(self.ids), 1)
+
+    def starts(self) -> np.ndarray:
+        if not self.slots:
+            return np.full((1, self.width), -1, np.int32)
+        return self.start.reshape(-1, self.width)
+
+
+class SequenceQuery:
+    """A SPAseq plan on the columnar engine (module docstring): :meth:`run` takes batches
+    of events in time order and gives the oracle's results."""
+
+    def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
+        plan = apply_profile(plan)
+        read = _steps(plan)
+        if isinstance(read, str):
+            raise UserError(f"the columnar engine does not evaluate this plan: {read}")
+        self.plan = plan
+        self.gpms, strategies, within, self.by = read
+        self.within = -1 if within is None else within
+        self.t0 = plan.parameters.t0
+        self.max_runs = plan.parameters.max_runs
+        graphs = dict(graphs or {})
+        wanted = [*plan.dataset.default_graphs, *plan.dataset.named_graphs]
+        missing = [iri for iri in wanted if iri not in graphs]
+        if missing:
+            raise UserError(
+                "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
+            )
+        self.dictionary = TermDictionary()
+        self.slots = _slots(self.gpms, self.by)
+        self.width = len(self.slots)
+        compiled: list[CompiledGpm] = []
+        for gpm in self.gpms:
+            found = compile_gpm(gpm, self.slots, self.dictionary)
+            if isinstance(found, str):
+                raise UserError(f"the columnar engine does not evaluate this plan: {found}")
+            compiled.append(found)
+        self.compiled = tuple(compiled)
+        self.streams = tuple(dict.fromkeys([*plan.dataset.streams, *(g.stream for g in self.gpms)]))
+        self.limited = bool(plan.dataset.streams)
+        self.strategy = np.array([automaton.STRICT, *(_STRATEGY[s] for s in strategies)], np.int8)
+        self.matcher = GraphMatcher()
+        self.kb: list[pa.Table | None] = []
+        for c in self.compiled:
+            if c.gpm.graph_kb is None:
+                self.kb.append(None)
+                continue
+            iri = c.gpm.graph_kb.graph
+            if iri not in graphs:
+                raise UserError(
+                    f"GPM {c.gpm.name} reads the knowledge base graph <{iri}>, which the "
+                    "dataset does not hold (SPAseq Definition 15: Γ(v) must name a graph of D)"
+                )
+            self.kb.append(kb_table(c, graphs[iri], self.dictionary, self.slots))
+        self._programs()
+        self.key_gpms = tuple(
+            i for i, c in enumerate(self.compiled) if self.by and no_key_alone(c.gpm) is None
+        )
+        self.partitions = _Partitions(self.width, tuple(self.slots[v] for v in self.by))
+        self.stats = Stats()
+        self.forms = LiteralForms()
+
+    def _programs(self) -> None:
+        """The deferred FILTERs of every step as one program table for the kernel."""
+        ops: list[np.ndarray] = []
+        args: list[np.ndarray] = []
+        f_lo: list[int] = []
+        f_hi: list[int] = []
+        masks: list[list[int]] = []
+        step_lo: list[int] = []
+        step_hi: list[int] = []
+        at = 0
+        for c in self.compiled:
+            step_lo.append(len(f_lo))
+            for f in c.deferred:
+                ops.append(f.program.ops)
+                args.append(f.program.args)
+                f_lo.append(at)
+                at += len(f.program.ops)
+                f_hi.append(at)
+                masks.append(sorted(self.slots[v] for v in f.hidden))
+            step_hi.append(len(f_lo))
+        self.ops = np.concatenate(ops).astype(np.int32) if ops else np.zeros(0, np.int32)
+        self.args = np.concatenate(args).astype(np.int64) if args else np.zeros(0, np.int64)
+        self.f_lo = np.array(f_lo, np.int64)
+        self.f_hi = np.array(f_hi, np.int64)
+        widest = max((len(m) for m in masks), default=0)
+        self.f_mask = np.zeros((len(masks), max(widest, 1)), np.int32)
+        for i, m in enumerate(masks):
+            self.f_mask[i, : len(m)] = m
+        self.f_nmask = np.array([len(m) for m in masks], np.int32)
+        self.step_f_lo = np.array(step_lo, np.int32)
+        self.step_f_hi = np.array(step_hi, np.int32)
+        binds = [sorted(self.slots[v] for v in c.variables) for c in self.compiled]
+        widest = max((len(b) for b in binds), default=0)
+        self.step_bind = np.zeros((len(binds), max(widest, 1)), np.int32)
+        for i, b in enumerate(binds):
+            self.step_bind[i, : len(b)] = b
+        self.step_nbind = np.array([len(b) for b in binds], np.int32)
+        self.step_stream = np.array([self.streams.index(c.stream) for c in self.compiled], np.int32)
+
+    # batches ----------------------------------------------------------------------------
+
+    def _chunk(self, batch: TripleBatch) -> _Chunk:
+        """The batch's events of the query's streams, in this query's stream indices."""
+        index = np.array(
+            [self.streams.index(s) if s in self.streams else -1 for s in batch.streams], np.int32
+        )
+        stream = index[batch.event_stream] if len(batch.streams) else np.zeros(0, np.int32)
+        interval = np.flatnonzero((batch.event_start != batch.event_end) & (stream >= 0))
+        if len(interval):
+            e = int(interval[0])
+            raise UserError(
+                f"an event of <{batch.streams[batch.event_stream[e]]}> lasts from "
+                f"{batch.event_start[e]} to {batch.event_end[e]}; SPAseq events are pairs "
+                "(τ, G) with one timestamp (Definition 1)"
+            )
+        chunk = _Chunk(
+            batch.event_end.astype(np.int64),
+            stream,
+            batch.triple_event.astype(np.int32),
+            batch.s,
+            batch.p,
+            batch.o,
+        )
+        if self.limited:
+            chunk = chunk.take(np.flatnonzero(stream >= 0))
+        return chunk
+
+    def run(self, batches: Iterable[TripleBatch], until: int | None = None) -> list[Result]:
+        """The results over batches of events in non-decreasing time (an instant may span
+        two batches), up to ``until``; :class:`Undecided` when the exact path is needed."""
+        carried = automaton.Carried.empty(self.width)
+        held: _Chunk | None = None
+        rows: list[np.ndarray] = []
+        t1s: list[np.ndarray] = []
+        t2s: list[np.ndarray] = []
+        instants: list[np.ndarray] = []
+        every_instant = self._every_instant()
+        last: int | None = None
+        for batch in batches:
+            chunk = self._chunk(batch)
+            if until is not None:
+                chunk = chunk.take(np.flatnonzero(chunk.time <= until))
+            if len(chunk.time) == 0:
+                continue
+            if held is not None:
+                chunk = _Chunk.join(held, chunk)
+            order = np.argsort(chunk.time, kind="stable")
+            if last is not None and len(order) and chunk.time[order[0]] < last:
+                raise UserError(
+                    f"an event at {chunk.time[order[0]]} came after one at {last}: events "
+                    "must come in time order"
+                )
+            chunk = _reorder(chunk, order)
+            top = chunk.time[-1]
+            whole = np.flatnonzero(chunk.time < top)
+            held = chunk.take(np.flatnonzero(chunk.time == top))
+            if len(whole):
+                ready = chunk.take(whole)
+                carried = self._step(ready, carried, rows, t1s, t2s)
+                last = int(ready.time[-1])
+                if every_instant:
+                    instants.append(np.unique(ready.time))
+        if held is not None and len(held.time):
+            carried = self._step(held, carried, rows, t1s, t2s)
+            if every_instant:
+                instants.append(np.unique(held.time))
+        return self._results(rows, t1s, t2s, instants, until)
+
+    def _every_instant(self) -> bool:
+        """Whether the query form reports at instants without new answers (RStream, ASK,
+        CONSTRUCT with empty output)."""
+        form = self.plan.form
+        if isinstance(form, Select):
+            return self.plan.r2s is R2S.RSTREAM
+        if isinstance(form, Ask):
+            return True
+        return self.plan.parameters.output_empty or self.plan.r2s is R2S.RSTREAM
+
+    def _solutions(self, chunk: _Chunk) -> list[Solutions]:
+        batch = chunk.batch(self.streams)
+        found: list[Solutions] = []
+        for c, kb in zip(self.compiled, self.kb, strict=True):
+            s = solutions(
+                c,
+                batch,
+                self.streams.index(c.stream),
+                self.dictionary,
+                self.slots,
+                self.width,
+                kb,
+                self.matcher,
+            )
+            self.stats.inexact_rows += s.inexact
+            found.append(s)
+        return found
+
+    def _keys(self, chunk: _Chunk, found: list[Solutions]) -> tuple[np.ndarray, np.ndarray]:
+        """The (event, partition) pairs of the chunk (PARTITION BY, choice 9): each GPM's
+        solutions on the event alone give its keys; an event without one goes to every
+        partition."""
+        n = len(chunk.time)
+        if not self.by:
+            return np.arange(n, dtype=np.int32), np.zeros(n, np.int32)
+        key_slots = list(self.partitions.slots)
+        events: list[np.ndarray] = []
+        keys: list[np.ndarray] = []
+        for i in self.key_gpms:
+            s = found[i]
+            if len(s.event) == 0:
+                continue
+            holds = self._alone(i, s.rows)
+            rows = s.rows[holds][:, key_slots]
+            bound = (rows >= 0).all(axis=1)
+            events.append(s.event[holds][bound])
+            keys.append(rows[bound])
+        if events:
+            ev = np.concatenate(events)
+            parts = self.partitions.add(np.concatenate(keys))
+            pairs = np.unique(
+                np.stack([ev.astype(np.int64), parts.astype(np.int64)], axis=1), axis=0
+            )
+            ev, parts = pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32)
+        else:
+            ev, parts = np.zeros(0, np.int32), np.zeros(0, np.int32)
+        keyed = np.zeros(n, bool)
+        keyed[ev] = True
+        keyless = np.flatnonzero(~keyed).astype(np.int32)
+        count = len(self.partitions.ids)
+        if len(keyless) and count:
+            ev = np.concatenate([ev, np.repeat(keyless, count)])
+            parts = np.concatenate([parts, np.tile(np.arange(count, dtype=np.int32), len(keyless))])
+        return ev, parts
+
+    def _alone(self, i: int, rows: np.ndarray) -> np.ndarray:
+        """Which solution rows of GPM ``i`` its deferred FILTERs keep with no run bindings
+        (the GPM alone on the event, choice 9)."""
+        keep = np.ones(len(rows), bool)
+        c = self.compiled[i]
+        for f in c.deferred:
+            ids = rows.copy()
+            for v in f.hidden:
+                ids[:, self.slots[v]] = -1
+            verdict = evaluate_rows(f.program, ids, self.dictionary.values)
+            for r in np.flatnonzero(verdict == 2):
+                mu = {
+                    n: self.dictionary.term(int(ids[r, k]))
+                    for n, k in self.slots.items()
+                    if ids[r, k] >= 0
+                }
+                verdict[r] = 1 if self.matcher.holds(to_sparql(f.expr), mu) else 0
+                self.stats.inexact_rows += 1
+            keep &= verdict == 1
+        return keep
+
+    def _stored(self) -> np.ndarray:
+        """Each term's stored form as pyoxigraph keeps it, as an id: a bound variable
+        matches a triple pattern by it."""
+        values = self.dictionary.values
+        n = len(self.dictionary)
+        known = getattr(self, "_stored_ids", np.zeros(0, np.int32))
+        if len(known) == n:
+            return known
+        out = np.empty(n, np.int32)
+        out[: len(known)] = known
+        for ident in range(len(known), n):
+            out[ident] = ident
+            if values.kind[ident] == KIND_LITERAL:
+                term = self.dictionary.term(ident)
+                stored = self.forms.stored_form(term)  # type: ignore[arg-type]
+                if stored != term:
+                    out[ident] = self.dictionary.intern(to_nt(stored))
+        if len(self.dictionary) > n:  # stored forms added terms: theirs are themselves
+            extra = np.arange(n, len(self.dictionary), dtype=np.int32)
+            out = np.concatenate([out, extra])
+        self._stored_ids = out
+        return out
+
+    def _step(
+        self,
+        chunk: _Chunk,
+        carried: automaton.Carried,
+        rows: list[np.ndarray],
+        t1s: list[np.ndarray],
+        t2s: list[np.ndarray],
+    ) -> automaton.Carried:
+        """One chunk of whole instants through the automaton."""
+        self.stats.events += len(chunk.time)
+        found = self._solutions(chunk)
+        pe_event, pe_part = self._keys(chunk, found)
+        order = np.lexsort((pe_event, chunk.time[pe_event], pe_part))
+        pe_event, pe_part = pe_event[order], pe_part[order]
+        n = len(chunk.time)
+        ptr = np.zeros((len(found), n + 1), np.int64)
+        offset = 0
+        for j, s in enumerate(found):
+            counts = np.bincount(s.event, minlength=n)
+            ptr[j, 1:] = np.cumsum(counts) + offset
+            ptr[j, 0] = offset
+            offset += len(s.event)
+        sol = (
+            np.concatenate([s.rows for s in found])
+            if offset
+            else np.zeros((0, self.width), np.int32)
+        )
+        stored = self._stored()
+        values = self.dictionary.values
+        out = automaton.run_partitions(
+            chunk.time,
+            chunk.stream,
+            pe_event,
+            pe_part,
+            self.step_stream,
+            self.strategy,
+            ptr,
+            np.ascontiguousarray(sol),
+            self.step_bind,
+            self.step_nbind,
+            self.step_f_lo,
+            self.step_f_hi,
+            self.f_lo,
+            self.f_hi,
+            self.f_mask,
+            self.f_nmask,
+            self.ops,
+            self.args,
+            values.kind,
+            values.numeric,
+            values.number,
+            values.exact,
+            stored,
+            self.t0,
+            self.within,
+            self.partitions.starts(),
+            carried.runs,
+            carried.rows,
+            int(chunk.time[-1]),
+            self.max_runs,
+        )
+        m_rows, times, runs, run_rows, status, where = out
+        if status == automaton.STATUS_UNDECIDED:
+            raise Undecided(f"a FILTER of partition {where} needs the exact path")
+        if status == automaton.STATUS_TOO_MANY_RUNS:
+            raise UserError(
+                f"more than max_runs = {self.max_runs} runs of the automaton are open at once: "
+                "raise it (--set max_runs=N) or narrow the pattern (WITHIN, PARTITION BY)"
+            )
+        rows.append(m_rows)
+        t1s.append(times[:, 0])
+        t2s.append(times[:, 1])
+        self.stats.matches += len(m_rows)
+        self.stats.partitions = len(self.partitions)
+        return automaton.Carried(runs, run_rows)
+
+    def _results(
+        self,
+        rows: list[np.ndarray],
+        t1s: list[np.ndarray],
+        t2s: list[np.ndarray],
+        instants: list[np.ndarray],
+        until: int | None,
+    ) -> list[Result]:
+        """The matches through the query form and streaming operator, instant by instant."""
+        output = Output(self.plan, answer_set=True)  # Def. 16: a union of sets
+        m_rows = np.concatenate(rows) if rows else np.zeros((0, self.width), np.int32)
+        t1 = np.concatenate(t1s) if t1s else np.zeros(0, np.int64)
+        t2 = np.concatenate(t2s) if t2s else np.zeros(0, np.int64)
+        names = [n for n in self.slots if not n.startswith("_:")]
+        order = np.argsort(t2, kind="stable")
+        times = np.unique(np.concatenate([t2, *instants])) if instants else np.unique(t2)
+        out: list[Result] = []
+        at = 0
+        terms: dict[int, object] = {}
+        for t in times:
+            answers: list[Answer] = []
+            while at < len(order) and t2[order[at]] == t:
+                r = order[at]
+                mu = {}
+                for name in names:
+                    ident = int(m_rows[r, self.slots[name]])
+                    if ident >= 0:
+                        term = terms.get(ident)
+                        if term is None:
+                            term = terms[ident] = self.dictionary.term(ident)
+                        mu[name] = term
+                answers.append((Mu(mu), int(t1[r]), int(t)))  # type: ignore[arg-type]
+                at += 1
+            if until is not None and t > until:
+                break
+            out += output.instant(int(t), answers, self.matcher)
+        return out
+
+
+def _reorder(chunk: _Chunk, order: np.ndarray) -> _Chunk:
+    """The chunk's events in ``order`` (a permutation), triples renumbered."""
+    if np.all(order[:-1] < order[1:]):
+        return chunk
+    rank = np.empty(len(order), np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    triple_event = rank[chunk.triple_event]
+    t_order = np.argsort(triple_event, kind="stable")
+    return _Chunk(
+        chunk.time[order],
+        chunk.stream[order],
+        triple_event[t_order],
+        chunk.s[t_order],
+        chunk.p[t_order],
+        chunk.o[t_order],
+    )
