@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import numpy as np
 from pyoxigraph import Triple
 
 from rsep.algebra.compile import compile_query, with_rules
@@ -52,6 +53,8 @@ from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
 from rsep.cli.options import add_query_arguments, pair, query_base, read_query, settings
 from rsep.engine import incremental_query
+from rsep.engine.batch import TripleBatch, batches_of, is_store, merge_batches, read_batches
+from rsep.engine.sequence import SequenceQuery, Undecided, columnar_reason
 from rsep.errors import UserError
 from rsep.lang import detect_dialect, get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
@@ -248,12 +251,22 @@ def read_streams(items: list[str], time_unit: TimeUnit = TimeUnit.MILLISECONDS) 
     grouped: dict[str, list[Event]] = {}
     for item in items:
         if "=" not in item or Path(item).exists():  # a file that names its streams
-            for event in read_events(Path(item), time_unit=time_unit):
+            if is_store(Path(item)):
+                from rsep.spark.eventstore import read_store_events
+
+                named: Iterable[Event] = read_store_events(Path(item))
+            else:
+                named = read_events(Path(item), time_unit=time_unit)
+            for event in named:
                 grouped.setdefault(event.stream, []).append(event)
             continue
         iri, path = _file_pair(item, "--stream")
         if is_csrbench_data(path):
             events = list(read_stream(path, iri)[iri])
+        elif is_store(path):
+            from rsep.spark.eventstore import read_store_events
+
+            events = list(read_store_events(path))
         else:
             events = list(read_events(path, stream=iri, time_unit=time_unit))
         for event in events:
@@ -322,23 +335,81 @@ def run_local(
     batch: int = 1024,
     pushed: Callable[[int], None] | None = None,
 ) -> Iterator[Result]:
-    """The plan's results from the incremental engine in this process
-    (:func:`rsep.engine.incremental_query`): the events in time order, pushed in batches of
-    ``batch``, the watermark advanced to each batch's last time once no later event shares
-    it, then ``finish(until)``; ``pushed`` hears the count of events pushed so far."""
-    query = incremental_query(plan, static_graphs(graphs))
+    """The plan's results from the engine in this process: the columnar engine
+    (:class:`rsep.engine.sequence.SequenceQuery`) for the plans it takes, else the
+    incremental engine (:func:`rsep.engine.incremental_query`): the events in time order,
+    pushed in batches of ``batch``, the watermark advanced to each batch's last time once
+    no later event shares it, then ``finish(until)``; ``pushed`` hears the count of events
+    pushed so far."""
     events = sorted(streams.events(), key=lambda e: (e.t_end, e.t_start))
+    if columnar_reason(plan) is None:
+        query = SequenceQuery(plan, static_graphs(graphs))
+        try:
+            results = query.run(batches_of(events, query.dictionary), until)
+        except Undecided:
+            pass  # a FILTER its programs cannot decide: the exact path below
+        else:
+            if pushed is not None:
+                pushed(len(events))
+            yield from results
+            return
+    incremental = incremental_query(plan, static_graphs(graphs))
     if until is not None:  # an answer at t <= until reads no later event
         events = [e for e in events if e.t_end <= until]
     for start in range(0, len(events), batch):
         chunk = events[start : start + batch]
-        yield from query.push(chunk)
+        yield from incremental.push(chunk)
         if pushed is not None:
             pushed(start + len(chunk))
         following = events[start + batch] if start + batch < len(events) else None
         if following is None or following.t_end > chunk[-1].t_end:
-            yield from query.advance(chunk[-1].t_end)  # nothing more comes at that time
-    yield from query.finish(until)
+            yield from incremental.advance(chunk[-1].t_end)  # nothing more comes at that time
+    yield from incremental.finish(until)
+
+
+def run_files(
+    plan: Plan,
+    items: list[str],
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+    until: int | None = None,
+) -> tuple[list[Result], int] | None:
+    """The results of a plan the columnar engine takes over ``--stream`` files read
+    straight into batches (N-Quads and the event store by vectorised readers), with the
+    count of events read; ``None`` when the plan or an input needs the other path."""
+    from rsep.semantics.csrbench import is_csrbench_data
+
+    if columnar_reason(plan) is not None:
+        return None
+    inputs: list[tuple[str | None, Path]] = []
+    for item in items:
+        if "=" not in item or Path(item).exists():
+            inputs.append((None, Path(item)))
+            continue
+        iri, path = _file_pair(item, "--stream")
+        if is_csrbench_data(path):
+            return None
+        inputs.append((iri, path))
+    query = SequenceQuery(plan, static_graphs(graphs))
+    unit = plan.parameters.time_unit
+    sources = [
+        _named(read_batches(path, iri, query.dictionary, time_unit=unit), iri)
+        for iri, path in inputs
+    ]
+    try:
+        results = query.run(merge_batches(sources), until)
+    except Undecided:
+        return None
+    return results, query.stats.events
+
+
+def _named(batches: Iterator[TripleBatch], iri: str | None) -> Iterator[TripleBatch]:
+    """``--stream IRI=FILE``: every event of the file is on stream ``IRI``, whatever the
+    format names (as :func:`read_streams` reads it)."""
+    for batch in batches:
+        if iri is not None and batch.streams != (iri,):
+            batch.streams = (iri,)
+            batch.event_stream = np.zeros(len(batch), np.int32)
+        yield batch
 
 
 class Progress:
@@ -399,20 +470,26 @@ class Progress:
 def _write(
     args: argparse.Namespace,
     plan: Plan,
-    streams: StreamSet,
+    streams: StreamSet | None,
     graphs: Mapping[str, Graph | TimeVaryingGraph],
+    done: tuple[list[Result], int] | None = None,
 ) -> int:
-    if args.engine != "reference" and args.start is not None:
-        raise UserError("--start is for the reference engine; the engine starts at the data")
-    if args.columnar and args.engine != "spark":
-        raise UserError("--columnar is for --engine spark (Spark SQL joins)")
+    """Evaluate and write the results; ``done``: the columnar engine's results over the
+    files and the count of events it read (``streams`` is then not read)."""
     progress = Progress.of(args)
-    total = sum(len(stream) for stream in streams.values())
-    if args.engine == "local":
-        results: Iterator[Result] = run_local(
+    if done is not None:
+        results: Iterator[Result] = iter(done[0])
+        total = done[1]
+        progress.update(records=total)
+    elif streams is None:
+        raise ValueError("no streams and no results")
+    elif args.engine == "local":
+        total = sum(len(stream) for stream in streams.values())
+        results = run_local(
             plan, streams, graphs, args.until, pushed=lambda n: progress.update(records=n)
         )
     elif args.engine == "spark":
+        total = sum(len(stream) for stream in streams.values())
         from rsep.spark.replay import run_on_spark
 
         inputs = [_absolute(item) for item in args.streams]  # Spark's workers have their own cwd
@@ -426,6 +503,7 @@ def _write(
         )
         progress.update(records=total)
     else:
+        total = sum(len(stream) for stream in streams.values())
         results = evaluate(plan, streams, graphs, args.until, start=args.start)
         progress.update(records=total)
     results = progress.counted(results)
@@ -600,6 +678,14 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_of(args)
     if is_live(args):
         return run_live(args, plan)
-    streams = read_streams(args.streams, plan.parameters.time_unit)
+    if args.engine != "reference" and args.start is not None:
+        raise UserError("--start is for the reference engine; the engine starts at the data")
+    if args.columnar and args.engine != "spark":
+        raise UserError("--columnar is for --engine spark (Spark SQL joins)")
     graphs = read_graphs(args.graphs)
+    if args.engine == "local":
+        done = run_files(plan, args.streams, graphs, args.until)
+        if done is not None:
+            return _write(args, plan, None, graphs, done)
+    streams = read_streams(args.streams, plan.parameters.time_unit)
     return _write(args, plan, streams, graphs)

@@ -10,7 +10,7 @@ triple; the other formats go through ``read_events`` and are converted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -30,7 +30,7 @@ from rsep.rdf.formats._common import ReadOptions, part_files, read_chunks
 from rsep.rdf.formats.nquads import Texts, _Assembly, _Block, _read_block
 from rsep.rdf.time import TimeUnit
 
-__all__ = ["STORE", "TripleBatch", "batches_of", "read_batches"]
+__all__ = ["STORE", "TripleBatch", "batches_of", "is_store", "merge_batches", "read_batches"]
 
 STORE = "parquet"
 """The ``fmt`` of the Parquet event store (``rsep convert``'s default output)."""
@@ -113,7 +113,7 @@ def read_batches(
     if batch_events < 1:
         raise UserError(f"batch_events must be positive, got {batch_events}")
     batcher = _Batcher(batch_events)
-    if fmt == STORE or (fmt is None and _is_store(path)):
+    if fmt == STORE or (fmt is None and is_store(path)):
         if format_options:
             raise UserError(f"unknown option(s) {', '.join(sorted(format_options))} for a store")
         return batcher.run(_store_pieces(path, stream, dictionary))
@@ -134,6 +134,57 @@ def batches_of(
 ) -> Iterator[TripleBatch]:
     """Events already read (a stream set in memory, a test's list) as batches."""
     return _Batcher(batch_events).run(_event_pieces(iter(events), dictionary, batch_events))
+
+
+def merge_batches(sources: Sequence[Iterable[TripleBatch]]) -> Iterator[TripleBatch]:
+    """The batches of several inputs, each in time order, as one sequence in time order:
+    each round takes from every input the events up to the earliest last time any input
+    has read (no input can still bring an earlier one)."""
+    if len(sources) == 1:
+        yield from sources[0]
+        return
+    readers = [iter(source) for source in sources]
+    pending = [next(reader, None) for reader in readers]
+    while any(batch is not None for batch in pending):
+        safe = min(int(b.event_end[-1]) for b in pending if b is not None and len(b))
+        parts: list[TripleBatch] = []
+        for k, batch in enumerate(pending):
+            if batch is None:
+                continue
+            cut = int(np.searchsorted(batch.event_end, safe, side="right"))
+            head, tail = _split(batch, cut)
+            if len(head):
+                parts.append(head)
+            pending[k] = tail if len(tail) else next(readers[k], None)
+        if parts:
+            yield _in_time_order(parts)
+
+
+def _in_time_order(parts: list[TripleBatch]) -> TripleBatch:
+    """Batches of several inputs as one, their streams united, events in time order."""
+    streams = tuple(dict.fromkeys(name for part in parts for name in part.streams))
+    index = {name: i for i, name in enumerate(streams)}
+    offsets = np.cumsum([0] + [len(part) for part in parts[:-1]])
+    end = np.concatenate([part.event_end for part in parts])
+    order = np.argsort(end, kind="stable")
+    rank = np.empty(len(order), np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    triple_event = rank[
+        np.concatenate([p.triple_event + off for p, off in zip(parts, offsets, strict=True)])
+    ]
+    by_event = np.argsort(triple_event, kind="stable")
+    remap = [np.array([index[n] for n in p.streams], np.int32) for p in parts]
+    return TripleBatch(
+        streams,
+        np.concatenate([m[p.event_stream] for p, m in zip(parts, remap, strict=True)])[order],
+        np.concatenate([p.event_start for p in parts])[order],
+        end[order],
+        np.concatenate([p.event_ordinal for p in parts])[order],
+        triple_event[by_event],
+        np.concatenate([p.s for p in parts])[by_event],
+        np.concatenate([p.p for p in parts])[by_event],
+        np.concatenate([p.o for p in parts])[by_event],
+    )
 
 
 # --------------------------------------------------------------------------- batching
@@ -299,7 +350,8 @@ def _node_text(node: object) -> str:
 # --------------------------------------------------------------------------- event store
 
 
-def _is_store(path: Path) -> bool:
+def is_store(path: Path) -> bool:
+    """Whether ``path`` is a Parquet event store (a ``.parquet`` file or a folder of them)."""
     if path.is_file():
         return path.suffix == ".parquet"
     return path.is_dir() and next(path.rglob("*.parquet"), None) is not None
