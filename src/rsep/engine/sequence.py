@@ -397,14 +397,17 @@ class SequenceQuery:
             return True
         return self.plan.parameters.output_empty or self.plan.r2s is R2S.RSTREAM
 
-    def _solutions(self, chunk: _Chunk) -> list[Solutions]:
-        batch = chunk.batch(self.streams)
+    def _solutions(self, batch: TripleBatch) -> list[Solutions]:
+        """Each GPM's solutions over the batch (none for a GPM whose stream it lacks)."""
         found: list[Solutions] = []
         for c, kb in zip(self.compiled, self.kb, strict=True):
+            if c.stream not in batch.streams:
+                found.append(Solutions(np.zeros(0, np.int32), np.zeros((0, self.width), np.int32)))
+                continue
             s = solutions(
                 c,
                 batch,
-                self.streams.index(c.stream),
+                batch.streams.index(c.stream),
                 self.dictionary,
                 self.slots,
                 self.width,
@@ -415,16 +418,17 @@ class SequenceQuery:
             found.append(s)
         return found
 
-    def _keys(self, chunk: _Chunk, found: list[Solutions]) -> tuple[np.ndarray, np.ndarray]:
-        """The (event, partition) pairs of the chunk (PARTITION BY, choice 9): each GPM's
-        solutions on the event alone give its keys; an event without one goes to every
-        partition."""
-        n = len(chunk.time)
-        if not self.by:
-            return np.arange(n, dtype=np.int32), np.zeros(n, np.int32)
+    def event_keys(self, batch: TripleBatch) -> tuple[np.ndarray, np.ndarray]:
+        """The ``PARTITION BY`` keys of the batch's events (choice 9): each distinct pair of
+        an event (its index in the batch) and a key (the key variables' term ids, in the
+        order of ``PARTITION BY``), from the solutions of each GPM on the event alone. An
+        event without a pair has no key: it belongs to every partition."""
+        return self._keyed(self._solutions(batch))
+
+    def _keyed(self, found: list[Solutions]) -> tuple[np.ndarray, np.ndarray]:
         key_slots = list(self.partitions.slots)
-        events: list[np.ndarray] = []
-        keys: list[np.ndarray] = []
+        events: list[np.ndarray] = [np.zeros(0, np.int32)]
+        keys: list[np.ndarray] = [np.zeros((0, len(key_slots)), np.int32)]
         for i in self.key_gpms:
             s = found[i]
             if len(s.event) == 0:
@@ -434,15 +438,21 @@ class SequenceQuery:
             bound = (rows >= 0).all(axis=1)
             events.append(s.event[holds][bound])
             keys.append(rows[bound])
-        if events:
-            ev = np.concatenate(events)
-            parts = self.partitions.add(np.concatenate(keys))
-            pairs = np.unique(
-                np.stack([ev.astype(np.int64), parts.astype(np.int64)], axis=1), axis=0
-            )
-            ev, parts = pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32)
-        else:
-            ev, parts = np.zeros(0, np.int32), np.zeros(0, np.int32)
+        pairs = np.unique(
+            np.concatenate([np.concatenate(events)[:, None], np.concatenate(keys)], axis=1).astype(
+                np.int32
+            ),
+            axis=0,
+        )
+        return pairs[:, 0], pairs[:, 1:]
+
+    def _keys(self, n: int, found: list[Solutions]) -> tuple[np.ndarray, np.ndarray]:
+        """The (event, partition) pairs of a chunk of ``n`` events: those of the events'
+        keys, and an event without a key in every partition."""
+        if not self.by:
+            return np.arange(n, dtype=np.int32), np.zeros(n, np.int32)
+        ev, keys = self._keyed(found)
+        parts = self.partitions.add(keys) if len(keys) else np.zeros(0, np.int32)
         keyed = np.zeros(n, bool)
         keyed[ev] = True
         keyless = np.flatnonzero(~keyed).astype(np.int32)
@@ -506,8 +516,8 @@ class SequenceQuery:
     ) -> automaton.Carried:
         """One chunk of whole instants through the automaton."""
         self.stats.events += len(chunk.time)
-        found = self._solutions(chunk)
-        pe_event, pe_part = self._keys(chunk, found)
+        found = self._solutions(chunk.batch(self.streams))
+        pe_event, pe_part = self._keys(len(chunk.time), found)
         order = np.lexsort((pe_event, chunk.time[pe_event], pe_part))
         pe_event, pe_part = pe_event[order], pe_part[order]
         n = len(chunk.time)
