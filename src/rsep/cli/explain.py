@@ -7,7 +7,8 @@ its line, dialect default, profile, command line, built-in), and the automaton o
 sequence. A syntax error prints the message with line, column and caret; a semantic error one
 sentence with its position; both exit with code 1. ``--rules QUERY`` shows the EP-SPARQL rules
 of other queries the plan reads, as ``rsep run --rules`` runs it. Last, for an event sequence,
-how ``rsep run --engine spark`` runs it (:func:`physical`): partitioned by key or not, and
+how the engine in this process runs it (:func:`engine`: the columnar engine, or why not)
+and how ``rsep run --engine spark`` runs it (:func:`physical`): partitioned by key or not, and
 whether the strict sequence could be evaluated whole by Spark SQL joins.
 """
 
@@ -74,8 +75,19 @@ def run(args: argparse.Namespace) -> int:
     query = parse_query(text, dialect, base=query_base(args.query))
     plan = compile_query(query, dialect, overrides=overrides, profile=args.profile)
     plan = attach_rules(plan, args.rules, args.dialect)
-    sys.stdout.write(how + "\n" + explain(plan) + physical(plan))
+    sys.stdout.write(how + "\n" + explain(plan) + engine(plan) + physical(plan))
     return 0
+
+
+def engine(plan: Plan) -> str:
+    """How ``rsep run --engine local`` evaluates a plan with an event sequence (empty for
+    others): the columnar engine step by step, or why not
+    (:func:`rsep.engine.sequence.describe`)."""
+    from rsep.engine.sequence import describe
+
+    if not plan.sequences():
+        return ""
+    return "in this process (rsep run --engine local)\n" + describe(plan)
 
 
 def physical(plan: Plan) -> str:

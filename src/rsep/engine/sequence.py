@@ -49,12 +49,21 @@ from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import to_nt
 
-__all__ = ["SequenceQuery", "Stats", "Undecided", "columnar_reason"]
+__all__ = ["SequenceQuery", "Stats", "Undecided", "columnar_reason", "describe"]
 
 _STRATEGY = {
     Strategy.STRICT: automaton.STRICT,
     Strategy.SKIP_TILL_NEXT: automaton.NEXT,
     Strategy.SKIP_TILL_ANY: automaton.ANY,
+}
+
+
+_KINDS = {
+    "KleenePlus": "Kleene+ (SPAseq Def. 13)",
+    "Negation": "negation (SPAseq App. B)",
+    "Optional": "optional step (SPAseq App. B)",
+    "Conjunction": "conjunction (SPAseq Def. 8)",
+    "Disjunction": "disjunction (SPAseq Def. 9)",
 }
 
 
@@ -90,12 +99,13 @@ def _steps(
         steps, strategies = core.steps, core.strategies
     else:
         steps, strategies = (core,), ()
-    for step in steps:
+    for i, step in enumerate(steps, 1):
         if not isinstance(step, Gpm):
+            label = str(Sequence((step,), ()))[4:-1]
             return (
-                f"step {step} is a {type(step).__name__}: the compiled automaton takes "
-                "sequences of GPMs (Kleene+, negation, optional, conjunction and "
-                "disjunction run on the per-event engine)"
+                f"step {i} {label} is a {_KINDS.get(type(step).__name__, 'not a GPM')}: the "
+                "compiled automaton takes sequences of GPMs so far (Kleene+, negation, "
+                "optional, conjunction and disjunction run on the per-event engine)"
             )
     gpms = tuple(s for s in steps if isinstance(s, Gpm))
     if by and not set(by) <= gpms[0].variables:
@@ -118,6 +128,51 @@ def columnar_reason(plan: Plan) -> str | None:
         if isinstance(compiled, str):
             return compiled
     return None
+
+
+def describe(plan: Plan) -> str:
+    """How the engine in this process evaluates ``plan`` (``rsep explain``): by the
+    columnar engine, step by step, or why not and by what instead."""
+    reason = columnar_reason(plan)
+    if reason is not None:
+        return (
+            f"  columnar      no: {reason}\n"
+            "  evaluated by  the per-event engine (rsep.engine.incremental_query)\n"
+        )
+    plan = apply_profile(plan)
+    read = _steps(plan)
+    assert not isinstance(read, str)
+    gpms, strategies, _, by = read
+    slots = _slots(gpms, by)
+    lines = [
+        "  columnar      yes: GPMs as joins over each batch, the sequence by the compiled automaton"
+    ]
+    if by:
+        keys = ", ".join("?" + v for v in by)
+        lines.append(f"  partitions    by {keys}: keys from each GPM alone on an event")
+    else:
+        lines.append("  partitions    one: no PARTITION BY")
+    for i, gpm in enumerate(gpms):
+        compiled = compile_gpm(gpm, slots, TermDictionary())
+        assert not isinstance(compiled, str)
+        before = "" if i == 0 else f"{strategies[i - 1].symbol} "
+        parts = [f"{len(compiled.patterns)} triple pattern(s) joined"]
+        if compiled.kb_patterns:
+            parts.append(f"GRAPH <{gpm.graph_kb.graph if gpm.graph_kb else ''}> joined by term ids")
+        if compiled.local or compiled.kb_local:
+            parts.append(
+                f"{len(compiled.local) + len(compiled.kb_local)} FILTER(s) on its solutions"
+            )
+        if compiled.deferred:
+            parts.append(
+                f"{len(compiled.deferred)} FILTER(s) under the run's bindings, in the kernel"
+            )
+        lines.append(f"  step {i + 1}        {before}{gpm.name}: " + "; ".join(parts))
+    lines.append(
+        "  exact path    FILTER rows a program cannot decide (decimals beyond a double, "
+        "strings, dates) are evaluated by pyoxigraph and counted in the run summary"
+    )
+    return "\n".join(lines) + "\n"
 
 
 def _slots(gpms: tuple[Gpm, ...], by: tuple[str, ...]) -> dict[str, int]:
