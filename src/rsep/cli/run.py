@@ -687,5 +687,12 @@ def run(args: argparse.Namespace) -> int:
         done = run_files(plan, args.streams, graphs, args.until)
         if done is not None:
             return _write(args, plan, None, graphs, done)
+    if args.engine == "spark" and not args.columnar:  # Spark tasks read: nothing parsed here
+        from rsep.spark.columnar import run_files as run_files_on_spark
+
+        items = [_absolute(item) for item in args.streams]
+        found = run_files_on_spark(plan, items, static_graphs(graphs), args.until, args.master)
+        if found is not None:
+            return _write(args, plan, None, graphs, found)
     streams = read_streams(args.streams, plan.parameters.time_unit)
     return _write(args, plan, streams, graphs)

@@ -1019,13 +1019,21 @@ def run_on_spark(
     time order; Spark runs on ``master`` (default: the active session, else ``local[2]`` or
     ``RSEP_SPARK_MASTER``). ``columnar`` (``--columnar``): graph patterns matched by Spark
     SQL joins where that is exact, a strict sequence whole (``strict``), else the GPMs
-    without FILTER (``prematch``)."""
+    without FILTER (``prematch``); without it, a plan the columnar engine takes runs on it
+    (:func:`rsep.spark.columnar.columnar_replay`), the others on the engine in tasks."""
     from rsep.spark.session import get_session
 
     items = [
         item if isinstance(item, StreamInput) else StreamInput.parse(str(item)) for item in inputs
     ]
     session = get_session(master)
+    if not columnar:  # the columnar engine for the plans it takes (rsep.spark.columnar)
+        from rsep.spark.columnar import columnar_replay
+
+        done = columnar_replay(session, plan, items, graphs, until)
+        if done is not None:
+            yield from done.results
+            return
     found = replay(session, plan, items, graphs, until, prematch=columnar, strict=columnar)
     yield from found.results
 

@@ -1,0 +1,501 @@
+"""Columnar replay on Spark: a SPAseq sequence of GPMs (SPAseq Defs. 7-16) evaluated by the
+columnar engine (:class:`rsep.engine.sequence.SequenceQuery`) inside Spark tasks, for the
+plans :func:`~rsep.engine.sequence.columnar_reason` takes (issue 15, item 5).
+
+The job (docs/architecture.md, "5. Spark"):
+
+1. **Read.** The driver lists the inputs, without opening them: one task per stream file
+   (a part file of a folder, a SPAseq description) and one per data file of a Parquet
+   event store. Each task reads its file with :func:`rsep.engine.batch.read_batches`
+   straight into :class:`~rsep.engine.batch.TripleBatch`es (a large N-Quads file is one
+   task: the reader assembles an event from lines up to a block apart, and it has no byte
+   range to start from). Events are rows :data:`EVENT_SCHEMA`, the triples as lists of
+   N-Triples texts (the task's dictionary's canonical texts, so equal terms have equal
+   texts in every task).
+2. **Route.** With ``PARTITION BY`` (and a scheme that partitions,
+   :func:`rsep.spark.partition.choose_scheme`), the read task finds each event's keys with
+   :meth:`SequenceQuery.event_keys` (each GPM alone on the event, SPAseq choice 9) and
+   sends the event to the partition owning each key (:func:`rsep.spark.partition.owner`,
+   a CRC-32 of the key's texts); an event without a key goes to every partition, where it
+   still breaks strict contiguity. Without ``PARTITION BY`` everything is one partition:
+   a sequence relates consecutive instants of the whole streamset (Def. 12), so no event
+   can be evaluated apart from the others.
+3. **Evaluate.** The rows are repartitioned (a Spark task per partition), sorted by time,
+   input and position, and each partition's events run through one ``SequenceQuery`` of
+   the scheme's plan (``SELECT *`` when partitioned) in ``mapInArrow``; its answers pass
+   :class:`~rsep.spark.partition.PartitionOutput` (answers of owned keys, the user's
+   projection and IStream) and leave as rows :data:`rsep.spark.replay.RESULT_SCHEMA`.
+4. **Merge.** The driver collects the answers (they are few; never the events) and
+   :func:`rsep.spark.replay.merge` keeps an answer two partitions both give once, at its
+   earliest time.
+
+A FILTER the kernel cannot decide (:class:`~rsep.engine.sequence.Undecided`) or an input
+this path does not read (CSR-Bench folders, time-varying graphs) gives ``None``: the
+caller runs :func:`rsep.spark.replay.replay` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyoxigraph import Triple
+
+from rsep.algebra.plan import Plan
+from rsep.engine.batch import STORE, TripleBatch, is_store, read_batches
+from rsep.engine.sequence import SequenceQuery, Undecided, columnar_reason
+from rsep.engine.terms import TermDictionary
+from rsep.errors import UserError
+from rsep.rdf.results import Result, read_results
+from rsep.rdf.time import TimeUnit
+from rsep.spark.partition import PartitionOutput, Scheme, choose_scheme, owner
+from rsep.spark.replay import (
+    RESULT_SCHEMA,
+    StreamInput,
+    _buckets,
+    _driver_errors,
+    _marked_errors,
+    _shuffle_partitions,
+    _tasks,
+    merge,
+    result_row,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["EVENT_SCHEMA", "ColumnarReplay", "columnar_replay", "event_frame", "run_files"]
+
+EVENT_SCHEMA = (
+    "part int, home boolean, task int, ordinal long, stream string, t_start long, "
+    "t_end long, s array<string>, p array<string>, o array<string>"
+)
+"""Events as rows: the partition the row goes to (``home``: the event's first row, so
+that each event is counted once), the read task and the event's position in it, its
+stream and times, and its triples as three lists of N-Triples texts."""
+
+_UNDECIDED = "RSEP_UNDECIDED:"
+_EVENTS_PER_BATCH = 16_384
+
+
+@dataclass
+class ColumnarReplay:
+    """What a columnar replay did: its answers, the scheme it ran under, the events read
+    (each once, however many partitions it went to) and the wall-clock seconds."""
+
+    results: list[Result]
+    scheme: Scheme
+    events: int
+    seconds: float
+
+
+def columnar_replay(
+    spark: SparkSession,
+    plan: Plan,
+    inputs: Sequence[StreamInput],
+    graphs: Mapping[str, Any] | None = None,
+    until: int | None = None,
+    *,
+    partitions: int | None = None,
+) -> ColumnarReplay | None:
+    """Evaluate ``plan`` over ``inputs`` with the columnar engine in Spark tasks (module
+    docstring); ``None`` when the plan, an input or a FILTER needs the per-event path."""
+    started = time.perf_counter()
+    if columnar_reason(plan) is not None:
+        return None
+    static = _static(graphs or {})
+    if static is None:
+        return None
+    listing = read_listing(inputs)
+    if listing is None:
+        return None
+    SequenceQuery(plan, static)  # refuse missing graphs before Spark starts
+    scheme = choose_scheme(plan, partitions or _shuffle_partitions(spark))
+    frame = event_frame(spark, listing, scheme, static, until)
+    answers = _evaluate(frame, scheme, static, until)
+    try:
+        with _driver_errors():
+            rows = [
+                (r["time"], r["part"], r["seq"], r["key"], r["line"]) for r in answers.collect()
+            ]
+    except Exception as exc:
+        if _UNDECIDED in str(exc):
+            return None
+        raise
+    events = sum(int(r[0]) for r in rows if r[2] < 0)
+    found = list(read_results(merge([r for r in rows if r[2] >= 0], scheme)))
+    return ColumnarReplay(found, scheme, events, time.perf_counter() - started)
+
+
+def run_files(
+    plan: Plan,
+    items: Sequence[str | Path | StreamInput],
+    graphs: Mapping[str, frozenset[Triple]],
+    until: int | None = None,
+    master: str | None = None,
+) -> tuple[list[Result], int] | None:
+    """``rsep run --engine spark`` for a plan the columnar engine takes: the results and the
+    count of events read, or ``None`` when the per-event path must run."""
+    from rsep.spark.session import get_session
+
+    if columnar_reason(plan) is not None:
+        return None
+    inputs = [i if isinstance(i, StreamInput) else StreamInput.parse(str(i)) for i in items]
+    found = columnar_replay(get_session(master), plan, inputs, graphs, until)
+    return None if found is None else (found.results, found.events)
+
+
+def _static(graphs: Mapping[str, Any]) -> dict[str, frozenset[Triple]] | None:
+    """The graphs as sets of triples (SPAseq Def. 15's static KB), or ``None`` when one is
+    not (a time-varying graph: the per-event path reads those)."""
+    out: dict[str, frozenset[Triple]] = {}
+    for iri, graph in graphs.items():
+        if not isinstance(graph, set | frozenset):
+            return None
+        out[iri] = frozenset(graph)
+    return out
+
+
+# Reading ---------------------------------------------------------------------------------
+
+_Task = tuple[int, str, str, str | None, str, str | None]
+"""A read task: ``(task, kind, path, stream, options, fixed)``; ``kind`` is ``file`` or
+``store`` (one data file of an event store, ``fixed`` the stream its folder names)."""
+
+
+def read_listing(inputs: Sequence[StreamInput]) -> list[_Task] | None:
+    """The read tasks of ``inputs`` in input order (module docstring, 1), listed without
+    reading a file; ``None`` for a CSR-Bench folder (the per-event path reads those)."""
+    if not inputs:
+        raise UserError("no input streams")
+    out: list[_Task] = []
+    for item in inputs:
+        if not item.path.exists():
+            raise UserError(f"{item.path}: no such file or directory")
+        if is_store(item.path):
+            options = json.dumps(dict(item.options))
+            for file, fixed in _store_files(item.path):
+                out.append((len(out), "store", str(file), item.stream, options, fixed))
+            continue
+        for _, kind, path, stream, options in _tasks([item]):
+            if kind != "file":
+                return None
+            out.append((len(out), kind, path, stream, options, None))
+    return out
+
+
+def _store_files(path: Path) -> list[tuple[Path, str | None]]:
+    """The data files of an event store in path order, each with the stream its
+    ``stream=`` folder names (as :func:`rsep.engine.batch.read_batches` reads a store)."""
+    if path.is_file():
+        return [(path, None)]
+    found: list[tuple[Path, str | None]] = []
+    for file in sorted(path.rglob("*"), key=str):
+        parts = file.relative_to(path).parts
+        if any(part.startswith((".", "_")) for part in parts) or not file.is_file():
+            continue
+        streams = [unquote(p.split("=", 1)[1]) for p in parts[:-1] if p.startswith("stream=")]
+        found.append((file, streams[-1] if streams else None))
+    return found
+
+
+def event_frame(
+    spark: SparkSession,
+    listing: Sequence[_Task],
+    scheme: Scheme,
+    graphs: Mapping[str, frozenset[Triple]],
+    until: int | None,
+) -> DataFrame:
+    """The events of the listed files as rows :data:`EVENT_SCHEMA`, read and routed by
+    Spark tasks, one per file (module docstring, 1-2)."""
+    tasks = spark.createDataFrame(
+        list(listing),
+        "task int, kind string, path string, stream string, opts string, fixed string",
+    ).repartitionByRange(max(1, len(listing)), "task")
+    run = _read_task(scheme, graphs, until)
+    return tasks.mapInArrow(run, EVENT_SCHEMA)
+
+
+def _read_task(
+    scheme: Scheme, graphs: Mapping[str, frozenset[Triple]], until: int | None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each read task runs over its listing rows (module docstring, 1-2)."""
+
+    def run(listing: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for rows in listing:
+            for task, kind, path, stream, opts, fixed in zip(
+                *(rows.column(n).to_pylist() for n in rows.schema.names), strict=True
+            ):
+                with _marked_errors():
+                    router = _Router(scheme, graphs, until)
+                    unit = scheme.final.parameters.time_unit
+                    for batch in _file_batches(
+                        kind, Path(path), stream, json.loads(opts), fixed, router.dictionary, unit
+                    ):
+                        out = router.rows(batch, task)
+                        if out.num_rows:
+                            yield out
+
+    return run
+
+
+def _file_batches(
+    kind: str,
+    path: Path,
+    stream: str | None,
+    options: dict[str, Any],
+    fixed: str | None,
+    dictionary: TermDictionary,
+    unit: TimeUnit,
+) -> Iterator[TripleBatch]:
+    """A file's events as batches (every event on ``stream`` when one is given, as ``rsep
+    run --stream IRI=FILE`` reads it); an event store's data file read in a folder naming
+    its stream, as :func:`~rsep.engine.batch.read_batches` reads a store."""
+    if kind == "store" and fixed is not None:
+        folder = Path(tempfile.mkdtemp(prefix="rsep-store-"))
+        try:
+            link = folder / f"stream={quote(fixed, safe='')}" / path.name
+            link.parent.mkdir()
+            link.symlink_to(path)
+            batches = read_batches(
+                folder, stream, dictionary, fmt=STORE, batch_events=_EVENTS_PER_BATCH
+            )
+            yield from _named(batches, stream)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
+    fmt = STORE if kind == "store" else None
+    batches = read_batches(
+        path, stream, dictionary, fmt=fmt, time_unit=unit, batch_events=_EVENTS_PER_BATCH, **options
+    )
+    yield from _named(batches, stream)
+
+
+def _named(batches: Iterator[TripleBatch], stream: str | None) -> Iterator[TripleBatch]:
+    """Every event on ``stream`` when it is given (``--stream IRI=FILE``)."""
+    for batch in batches:
+        if stream is not None and batch.streams != (stream,):
+            batch.streams = (stream,)
+            batch.event_stream = np.zeros(len(batch), np.int32)
+        yield batch
+
+
+class _Router:
+    """A read task's dictionary and key finder: events of batches as routed rows (module
+    docstring, 2)."""
+
+    def __init__(
+        self, scheme: Scheme, graphs: Mapping[str, frozenset[Triple]], until: int | None
+    ) -> None:
+        self.scheme = scheme
+        self.until = until
+        self.query = SequenceQuery(scheme.plan, graphs) if scheme.partitioned else None
+        self.dictionary = self.query.dictionary if self.query else TermDictionary()
+        self.streams = frozenset(scheme.final.dataset.streams)
+        self.texts = pa.array([], pa.string())
+        self.owners: dict[tuple[int, ...], int] = {}
+
+    def _texts(self) -> pa.Array:
+        """The canonical text of every id so far (grown as the dictionary grows)."""
+        known = len(self.texts)
+        if len(self.dictionary) > known:
+            ids = np.arange(known, len(self.dictionary))
+            more = pa.array(self.dictionary.texts(ids), pa.string())
+            self.texts = pa.concat_arrays([self.texts, more])
+        return self.texts
+
+    def rows(self, batch: TripleBatch, task: int) -> pa.RecordBatch:
+        """The batch's events as rows, once per partition they go to."""
+        keep = np.ones(len(batch), np.bool_)
+        if self.streams:  # FROM STREAM: the streamset (choice 8)
+            named = np.array([s in self.streams for s in batch.streams], np.bool_)
+            keep &= named[batch.event_stream]
+        if self.until is not None:  # an answer at t <= until reads no later event
+            keep &= batch.event_end <= self.until
+        event, part = self._parts(batch)
+        chosen = keep[event]
+        event, part = event[chosen], part[chosen]
+        home = np.ones(len(event), np.bool_)
+        home[1:] = event[1:] != event[:-1]
+        texts = self._texts()
+        bounds = np.searchsorted(batch.triple_event, np.arange(len(batch) + 1)).astype(np.int32)
+        lists = [
+            pa.ListArray.from_arrays(pa.array(bounds), texts.take(pa.array(ids))).take(
+                pa.array(event)
+            )
+            for ids in (batch.s, batch.p, batch.o)
+        ]
+        stream = pa.array(batch.streams, pa.string()).take(pa.array(batch.event_stream[event]))
+        columns = [
+            pa.array(part, pa.int32()),
+            pa.array(home),
+            pa.array(np.full(len(event), task, np.int32)),
+            pa.array(batch.event_ordinal[event], pa.int64()),
+            stream,
+            pa.array(batch.event_start[event], pa.int64()),
+            pa.array(batch.event_end[event], pa.int64()),
+            *lists,
+        ]
+        return pa.RecordBatch.from_arrays(columns, schema=_event_schema())
+
+    def _parts(self, batch: TripleBatch) -> tuple[np.ndarray, np.ndarray]:
+        """The (event, partition) pairs of the batch, sorted by event: the owners of each
+        event's keys, every partition for an event without a key (SPAseq choice 9)."""
+        n = len(batch)
+        if self.query is None:
+            return np.arange(n, dtype=np.int64), np.zeros(n, np.int32)
+        count = self.scheme.partitions
+        event, keys = self.query.event_keys(batch)
+        owners = np.zeros(len(keys), np.int32)
+        if len(keys):
+            unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+            found = np.array([self._owner(tuple(row.tolist())) for row in unique], np.int32)
+            owners = found[inverse.reshape(-1)]
+        keyed = np.zeros(n, np.bool_)
+        keyed[event] = True
+        keyless = np.flatnonzero(~keyed)
+        event = np.concatenate([event.astype(np.int64), np.repeat(keyless, count)])
+        part = np.concatenate([owners, np.tile(np.arange(count, dtype=np.int32), len(keyless))])
+        pairs = np.unique(np.stack([event, part.astype(np.int64)], axis=1), axis=0)
+        return pairs[:, 0], pairs[:, 1].astype(np.int32)
+
+    def _owner(self, ids: tuple[int, ...]) -> int:
+        found = self.owners.get(ids)
+        if found is None:
+            key = tuple(self.dictionary.texts(np.array(ids)))
+            found = self.owners[ids] = owner(key, self.scheme.partitions)
+        return found
+
+
+def _event_schema() -> pa.Schema:
+    """:data:`EVENT_SCHEMA` in Arrow types."""
+    texts = pa.list_(pa.string())
+    return pa.schema(
+        [
+            ("part", pa.int32()),
+            ("home", pa.bool_()),
+            ("task", pa.int32()),
+            ("ordinal", pa.int64()),
+            ("stream", pa.string()),
+            ("t_start", pa.int64()),
+            ("t_end", pa.int64()),
+            ("s", texts),
+            ("p", texts),
+            ("o", texts),
+        ]
+    )
+
+
+# Evaluation ------------------------------------------------------------------------------
+
+
+def _evaluate(
+    frame: DataFrame,
+    scheme: Scheme,
+    graphs: Mapping[str, frozenset[Triple]],
+    until: int | None,
+) -> DataFrame:
+    """The answers of the routed events (module docstring, 3), rows ``RESULT_SCHEMA``; a
+    row with ``seq`` -1 per partition carries in ``time`` the count of events it is home
+    to."""
+    from pyspark.sql import functions as F
+
+    count = scheme.partitions
+    if count > 1:  # a bucket per partition whose Spark hash lands on it: a task each
+        buckets = F.element_at(
+            F.array(*(F.lit(b).cast("long") for b in _buckets(count))),
+            (F.col("part") + 1).cast("int"),
+        )
+        spread = frame.withColumn("bucket", buckets).repartition(count, "bucket").drop("bucket")
+    else:
+        spread = frame.repartition(1)
+    ordered = spread.sortWithinPartitions("part", "t_end", "task", "ordinal")
+    return ordered.mapInArrow(_engine_task(scheme, graphs, until), RESULT_SCHEMA)
+
+
+def _engine_task(
+    scheme: Scheme, graphs: Mapping[str, frozenset[Triple]], until: int | None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each evaluation task runs: one ``SequenceQuery`` per partition met."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        with _marked_errors():
+            for part, group in groupby(_slices(batches), key=lambda item: item[0]):
+                query = SequenceQuery(scheme.plan, graphs)
+                counted = [0]
+
+                def rebuilt(
+                    items: Iterator[tuple[int, pa.RecordBatch]],
+                    query: SequenceQuery = query,
+                    counted: list[int] = counted,
+                ) -> Iterator[TripleBatch]:
+                    for _, rows in items:
+                        counted[0] += pc.sum(rows.column("home").cast(pa.int64())).as_py() or 0
+                        yield triple_batch(rows, query.dictionary)
+
+                try:
+                    results = query.run(rebuilt(group), until)
+                except Undecided as exc:
+                    raise RuntimeError(_UNDECIDED + str(exc)) from None
+                output = PartitionOutput(scheme, part)
+                found: list[tuple[int, int, int, str, str | None]] = [
+                    result_row(r, part, seq) for seq, r in enumerate(output.take(results))
+                ]
+                found.append((counted[0], part, -1, "", None))
+                yield _answer_batch(found)
+
+    return run
+
+
+def _slices(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """The batches cut where ``part`` changes, each slice with its partition."""
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        parts = batch.column("part").to_numpy(zero_copy_only=False)
+        cuts = np.flatnonzero(parts[1:] != parts[:-1]) + 1
+        starts = [0, *cuts.tolist()]
+        ends = [*cuts.tolist(), len(parts)]
+        for lo, hi in zip(starts, ends, strict=True):
+            yield int(parts[lo]), batch.slice(lo, hi - lo)
+
+
+def triple_batch(rows: pa.RecordBatch, dictionary: TermDictionary) -> TripleBatch:
+    """Event rows (:data:`EVENT_SCHEMA`) as a batch in ``dictionary``'s ids: the triples'
+    texts encoded a distinct text at a time."""
+    coded = pc.dictionary_encode(rows.column("stream"))
+    ids = []
+    for name in ("s", "p", "o"):
+        column = rows.column(name)
+        ids.append(dictionary.encode(pc.list_flatten(column)))
+    triple_event = pc.list_parent_indices(rows.column("s")).to_numpy(zero_copy_only=False)
+    return TripleBatch(
+        streams=tuple(coded.dictionary.to_pylist()),
+        event_stream=coded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+        event_start=rows.column("t_start").to_numpy(zero_copy_only=False).astype(np.int64),
+        event_end=rows.column("t_end").to_numpy(zero_copy_only=False).astype(np.int64),
+        event_ordinal=np.arange(rows.num_rows, dtype=np.int64),
+        triple_event=triple_event.astype(np.int32),
+        s=ids[0],
+        p=ids[1],
+        o=ids[2],
+    )
+
+
+def _answer_batch(rows: list[tuple[int, int, int, str, str | None]]) -> pa.RecordBatch:
+    """Answer rows as an Arrow batch of ``RESULT_SCHEMA``."""
+    names = ("time", "part", "seq", "key", "line")
+    types = (pa.int64(), pa.int64(), pa.int64(), pa.string(), pa.string())
+    columns = [pa.array([r[i] for r in rows], t) for i, t in enumerate(types)]
+    return pa.RecordBatch.from_arrays(columns, names=list(names))

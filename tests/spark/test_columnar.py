@@ -1,0 +1,267 @@
+"""The columnar engine in Spark tasks (rsep.spark.columnar, ``rsep run --engine spark`` for
+the plans rsep.engine.sequence takes): the shipped SPAseq folders, PARTITION BY with events
+without a key, one partition without PARTITION BY, several streams and the V shape on
+NASDAQ bars, against the oracle and the in-process engine (``--engine local``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pyoxigraph import Triple
+from test_replay import (
+    NEWS,
+    PARTITIONED,
+    STOCKS,
+    canonical,
+    compiled,
+    market,
+    oracle,
+    write_parts,
+)
+
+from rsep.algebra.plan import Plan
+from rsep.cli.run import run_files
+from rsep.engine.sequence import columnar_reason
+from rsep.errors import BadRecords, OnError, UserError
+from rsep.rdf.formats import read_events, write_events
+from rsep.semantics.graph import read_graph
+from rsep.spark.columnar import ColumnarReplay, columnar_replay
+from rsep.spark.replay import StreamInput, run_on_spark
+
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS / "engine") not in sys.path:
+    sys.path.insert(0, str(TESTS / "engine"))
+
+from test_nfa_runtime import FOLDERS  # noqa: E402
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+REPO = TESTS.parent
+VSHAPE = REPO / "examples" / "uc4-stock" / "v-shape.spaseq"
+SP500 = "http://example.org/kb/sp500"
+KB = "http://www.example.com/kb"
+
+
+def run(
+    spark: SparkSession,
+    plan: Plan,
+    inputs: Sequence[StreamInput],
+    graphs: Mapping[str, frozenset[Triple]] | None = None,
+    partitions: int | None = None,
+    until: int | None = None,
+) -> ColumnarReplay:
+    found = columnar_replay(spark, plan, inputs, graphs, until, partitions=partitions)
+    assert found is not None, "the columnar path should take this plan and these inputs"
+    assert [r.time for r in found.results] == sorted(r.time for r in found.results)
+    return found
+
+
+def local(
+    plan: Plan,
+    inputs: Sequence[StreamInput],
+    graphs: Mapping[str, Any] | None = None,
+    until: int | None = None,
+) -> list[str]:
+    """The in-process columnar engine's answers (``rsep run --engine local``)."""
+    items = [str(i.path) if i.stream is None else f"{i.stream}={i.path}" for i in inputs]
+    done = run_files(plan, items, graphs or {}, until)
+    assert done is not None
+    return canonical(done[0])
+
+
+# The shipped folders ----------------------------------------------------------------------
+
+TAKEN = [f for f in FOLDERS if f[0] != "traffic"]  # its description names a missing file
+
+
+@pytest.mark.parametrize(("folder", "query", "stream", "options", "count"), TAKEN)
+def test_shipped_folders(
+    spark: SparkSession,
+    shared_data: Path,
+    folder: str,
+    query: str,
+    stream: str,
+    options: dict[str, int],
+    count: int,
+) -> None:
+    """Each folder of shared/data/spaseq/tests whose sequence the columnar engine takes,
+    read and evaluated in Spark tasks: the oracle's results (and the count derived by
+    hand); the others are left to the per-event path (``columnar_replay`` gives None)."""
+    base = shared_data / "spaseq" / "tests" / folder
+    plan = compiled((base / query).read_text(encoding="utf-8"))
+    inputs = [StreamInput(base / stream, options=options)]
+    if columnar_reason(plan) is not None:
+        assert columnar_replay(spark, plan, inputs) is None
+        pytest.skip(f"not taken by the columnar engine: {columnar_reason(plan)}")
+    found = run(spark, plan, inputs)
+    events = list(read_events(base / stream, bad=BadRecords(OnError.SKIP), **options))
+    expected = oracle(plan, events)
+    assert canonical(found.results) == expected
+    assert len(expected) == count
+    assert found.events == len(events)
+
+
+def test_external_knowledge_base(spark: SparkSession, shared_data: Path) -> None:
+    """PARTITION BY ?company over 3 partitions, C joined with the knowledge base (Def. 15):
+    the oracle's one match; ``run_on_spark`` takes this path."""
+    base = shared_data / "spaseq" / "tests" / "externalknowledgebase"
+    plan = compiled((base / "queryKB.q").read_text(encoding="utf-8"))
+    kb = {KB: frozenset(read_graph(base / "externalKB.nt"))}
+    inputs = [StreamInput(base / "streamKB.txt")]
+    expected = oracle(plan, list(read_events(base / "streamKB.txt")), kb)
+    assert len(expected) == 1
+    found = run(spark, plan, inputs, kb, partitions=3)
+    assert found.scheme.partitioned
+    assert canonical(found.results) == expected
+    assert canonical(run_on_spark(plan, inputs, kb)) == expected
+    with pytest.raises(UserError, match="no content given for graph"):
+        columnar_replay(spark, plan, inputs, {})
+
+
+# PARTITION BY, events without a key, one partition, several streams -----------------------
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_partition_by_with_events_without_a_key(
+    spark: SparkSession, tmp_path: Path, seed: int
+) -> None:
+    """SEQ (A; N; B) partitioned by ?company over stocks and news in three part files:
+    a news event has no key and goes to every partition; the projection drops the key, so
+    two partitions may give one answer, kept once (IStream across partitions). The
+    oracle's and the local engine's answers with 1, 2 and 5 partitions."""
+    plan = compiled(PARTITIONED)
+    assert columnar_reason(plan) is None
+    events = market(seed, 80)
+    folder = write_parts(events, tmp_path / "market", 3)
+    expected = oracle(plan, events)
+    assert expected, "the random market should give matches"
+    inputs = [StreamInput(folder)]
+    assert local(plan, inputs) == expected
+    for partitions in (1, 2, 5):
+        found = run(spark, plan, inputs, partitions=partitions)
+        assert found.scheme.partitioned and found.scheme.partitions == partitions
+        assert canonical(found.results) == expected
+        assert found.events == len(events)
+
+
+STRICT_KEYLESS = """
+PREFIX ex: <http://example.org/>
+SELECT *
+WITHIN 30 SECONDS
+PARTITION BY (?company)
+FROM STREAM S1 <http://example.org/stocks>
+FROM STREAM S2 <http://example.org/news>
+WHERE SEQ (A, B)
+{
+  DEFINE GPM A ON S1 { ?company ex:price ?p1 . }
+  DEFINE GPM B ON S1 { ?company ex:price ?p2 . FILTER (?p2 < ?p1) }
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_events_without_a_key_break_strict_contiguity(
+    spark: SparkSession, tmp_path: Path, seed: int
+) -> None:
+    """SEQ (A, B) by ?company: news (no key) are in every partition and end every run
+    waiting there (SPAseq Def. 12, choice 9), as in the oracle."""
+    plan = compiled(STRICT_KEYLESS)
+    events = market(seed, 80)
+    assert {e.stream for e in events} == {STOCKS, NEWS}
+    inputs = [StreamInput(write_parts(events, tmp_path / "all", 2))]
+    expected = oracle(plan, events)
+    stocks = [e for e in events if e.stream == STOCKS]
+    assert expected != oracle(plan, stocks), "the news should change the answers"
+    assert canonical(run(spark, plan, inputs, partitions=3).results) == expected
+    assert local(plan, inputs) == expected
+
+
+def test_without_partition_by_one_partition(spark: SparkSession, tmp_path: Path) -> None:
+    """Without PARTITION BY the sequence reads the whole streamset in time order: one
+    partition, the oracle's answers."""
+    plan = compiled(PARTITIONED.replace("PARTITION BY (?company)", ""))
+    events = market(6, 60)
+    inputs = [StreamInput(write_parts(events, tmp_path / "all", 3))]
+    found = run(spark, plan, inputs, partitions=4)
+    assert not found.scheme.partitioned and found.scheme.partitions == 1
+    expected = oracle(plan, events)
+    assert expected and canonical(found.results) == expected
+    assert local(plan, inputs) == expected
+
+
+def test_several_stream_files_and_until(spark: SparkSession, tmp_path: Path) -> None:
+    """Stocks and news in two files given as ``IRI=FILE`` (every event of a file on that
+    stream), read by two tasks and merged in time order by the sort; ``until`` cuts the
+    answers as the local engine does."""
+    plan = compiled(PARTITIONED)
+    events = market(7, 90)
+    files = []
+    for iri, name in ((STOCKS, "stocks"), (NEWS, "news")):
+        path = tmp_path / f"{name}.nq"
+        write_events([e for e in events if e.stream == iri], path, "nquads", with_stream=False)
+        files.append(StreamInput(path, iri))
+    expected = oracle(plan, events)
+    assert expected
+    assert canonical(run(spark, plan, files, partitions=2).results) == expected
+    until = 50_000
+    cut = canonical(run(spark, plan, files, partitions=2, until=until).results)
+    assert cut == local(plan, files, until=until)
+    assert cut == [line for line in expected if _time(line) <= until]
+
+
+def _time(line: str) -> int:
+    import json
+
+    return int(json.loads(line)["time"])
+
+
+def test_plans_it_does_not_take(spark: SparkSession, tmp_path: Path) -> None:
+    """Negation is left to the per-event path: ``columnar_replay`` gives None and
+    ``run_on_spark`` still answers, with the oracle's results."""
+    plan = compiled(PARTITIONED.replace("SEQ (A; N; B)", "SEQ (A; N!; B)"))
+    assert columnar_reason(plan) is not None
+    events = market(8, 40)
+    inputs = [StreamInput(write_parts(events, tmp_path / "all", 1))]
+    assert columnar_replay(spark, plan, inputs) is None
+    assert canonical(run_on_spark(plan, inputs)) == oracle(plan, events)
+
+
+# The V shape ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["nquads", "store"])
+def test_vshape_on_bars(spark: SparkSession, tmp_path: Path, source: str) -> None:
+    """The V shape (examples/uc4-stock) over 3,017 bars (the NASDAQ bars of 2008-02-01, or
+    the stand-in bars with planted V shapes without ../shared), from the N-Quads file and
+    from the event store (a task per store file): the local engine's answers, partitioned
+    by ?company over 3 partitions."""
+    from rsep.workloads.bench import prepare
+
+    data = prepare(tmp_path, 3017)
+    plan = compiled(VSHAPE.read_text(encoding="utf-8"))
+    graphs = {SP500: frozenset(read_graph(data.kb))}
+    inputs = [StreamInput(data.nquads if source == "nquads" else data.store)]
+    found = run(spark, plan, inputs, graphs, partitions=3)
+    assert found.scheme.partitioned and found.events == data.events
+    expected = local(plan, inputs, graphs)
+    assert expected and canonical(found.results) == expected
+
+
+def test_vshape_small_against_the_oracle(spark: SparkSession, tmp_path: Path) -> None:
+    """The V shape over 300 bars: the oracle's answers."""
+    from rsep.workloads.bench import prepare
+
+    data = prepare(tmp_path, 300)
+    plan = compiled(VSHAPE.read_text(encoding="utf-8"))
+    graphs = {SP500: frozenset(read_graph(data.kb))}
+    found = run(spark, plan, [StreamInput(data.nquads)], graphs, partitions=2)
+    events = list(read_events(data.nquads))
+    assert canonical(found.results) == oracle(plan, events, graphs)
