@@ -35,7 +35,17 @@ from test_nfa_runtime import (
     prices,
 )
 
-from rsep.algebra.events import EventPattern, Gpm, GraphPatternRef, PartitionBy, Strategy, Within
+from rsep.algebra.events import (
+    Conjunction,
+    Disjunction,
+    EventPattern,
+    Gpm,
+    GraphPatternRef,
+    KleenePlus,
+    PartitionBy,
+    Strategy,
+    Within,
+)
 from rsep.algebra.events import Sequence as Seq
 from rsep.algebra.params import Parameters, Source
 from rsep.algebra.plan import Dataset, Plan, Select
@@ -111,42 +121,65 @@ def test_folder_external_knowledge_base(shared_data: Path) -> None:
 
 SEEN: Counter[str] = Counter()
 TRIED: Counter[str] = Counter()
-FAMILIES = ("strategies", "within", "partition")
+FAMILIES = ("strategies", "within", "partition", "kleene", "bops")
 _OPS = ("<", ">", "<=", ">=", "!=", "=")
 
 
 @st.composite
+def priced(draw: st.DrawFn, streams: tuple[str, ...], family: str, bound: list[str]) -> Gpm:
+    """A GPM pricing a stock (``?s``, its own ``?s<i>`` or a constant one; always ``?s`` for
+    the first GPM under ``partition``), often with a FILTER against an earlier price (a
+    stateful predicate), sometimes arithmetic, a disjunction or a constant."""
+    i = len(bound) + 1
+    stream = draw(st.sampled_from(streams))
+    subjects = ["?s", "?s", "?s", f"?s{i}", f"<{EX}s0>"]
+    subject = "?s" if family == "partition" and i == 1 else draw(st.sampled_from(subjects))
+    text = f"{subject} <{PRICE}> ?p{i}"
+    kind = draw(st.integers(0, 9))
+    other = f"?{draw(st.sampled_from(bound))}" if bound else "2"
+    if kind < 3:
+        text += f" FILTER (?p{i} {draw(st.sampled_from(_OPS))} {other})"
+    elif kind == 4:
+        text += f" FILTER (?p{i} * 2 > {other} + 1)"
+    elif kind == 5:
+        text += f" FILTER (?p{i} < {other} || ?p{i} = 3)"
+    elif kind == 6:
+        text += f" FILTER (?p{i} >= 2)"
+    elif kind == 7:
+        text += f" FILTER (!(?p{i} = {other}) && ?p{i} - {other} <= 1.5)"
+    variables = {f"p{i}"} | ({subject[1:]} if subject.startswith("?") else set())
+    bound.append(f"p{i}")
+    return Gpm(f"G{i}", stream, GraphPatternRef("{ " + text + " }", frozenset(variables)))
+
+
+@st.composite
 def sequences(draw: st.DrawFn, streams: tuple[str, ...], family: str) -> Plan:
-    """A random sequence of 1-4 GPMs on the streams under random strategies: each GPM
-    prices a stock (``?s``, its own ``?s<i>`` or a constant one; always ``?s`` for the
-    first step under ``partition``), often with a FILTER against an earlier step's price
-    (a stateful predicate), sometimes arithmetic, a disjunction or a constant; WITHIN
-    always for ``within``, else now and then; PARTITION BY ?s for ``partition``."""
-    count = draw(st.sampled_from([1, 2, 2, 3, 3, 4]))
-    gpms: list[Gpm] = []
+    """A random sequence of 1-4 steps on the streams under random strategies: GPMs
+    (:func:`priced`), and for ``kleene`` and ``bops`` also Kleene+ (of a GPM or a
+    disjunction, with or without its own iteration strategy), conjunctions and
+    disjunctions of GPMs; WITHIN always for ``within``, else now and then; PARTITION BY ?s
+    for ``partition``."""
+    count = draw(st.sampled_from([1, 2, 2, 2, 3, 3, 4]))
+    steps: list[EventPattern] = []
     bound: list[str] = []
-    for i in range(1, count + 1):
-        stream = draw(st.sampled_from(streams))
-        subjects = ["?s", "?s", "?s", f"?s{i}", f"<{EX}s0>"]
-        subject = "?s" if family == "partition" and i == 1 else draw(st.sampled_from(subjects))
-        text = f"{subject} <{PRICE}> ?p{i}"
-        kind = draw(st.integers(0, 9))
-        other = f"?{draw(st.sampled_from(bound))}" if bound else "2"
-        if kind < 3:
-            text += f" FILTER (?p{i} {draw(st.sampled_from(_OPS))} {other})"
-        elif kind == 4:
-            text += f" FILTER (?p{i} * 2 > {other} + 1)"
-        elif kind == 5:
-            text += f" FILTER (?p{i} < {other} || ?p{i} = 3)"
-        elif kind == 6:
-            text += f" FILTER (?p{i} >= 2)"
-        elif kind == 7:
-            text += f" FILTER (!(?p{i} = {other}) && ?p{i} - {other} <= 1.5)"
-        variables = {f"p{i}"} | ({subject[1:]} if subject.startswith("?") else set())
-        gpms.append(Gpm(f"G{i}", stream, GraphPatternRef("{ " + text + " }", frozenset(variables))))
-        bound.append(f"p{i}")
-    strategies = tuple(draw(st.sampled_from(list(Strategy))) for _ in gpms[1:])
-    pattern: EventPattern = Seq(tuple(gpms), strategies)
+    kinds = {"kleene": ("gpm", "kleene", "kleene"), "bops": ("gpm", "gpm", "and", "or", "or", "or")}
+    for _ in range(count):
+        kind = draw(st.sampled_from(kinds.get(family, ("gpm",))))
+        first = draw(priced(streams, family, bound))
+        if kind == "kleene":
+            inner: EventPattern = first
+            if draw(st.integers(0, 3)) == 0:
+                inner = Disjunction((first, draw(priced(streams, family, bound))))
+            again = draw(st.sampled_from([None, None, *Strategy]))
+            steps.append(KleenePlus(inner, again))
+        elif kind in ("and", "or"):
+            second = draw(priced(streams, family, bound))
+            operands = (first, second)
+            steps.append(Conjunction(operands) if kind == "and" else Disjunction(operands))
+        else:
+            steps.append(first)
+    strategies = tuple(draw(st.sampled_from(list(Strategy))) for _ in steps[1:])
+    pattern: EventPattern = Seq(tuple(steps), strategies)
     if family == "within" or draw(st.integers(0, 3)) == 0:
         pattern = Within(pattern, draw(st.integers(8, 24)))
     if family == "partition":
@@ -165,7 +198,7 @@ def price_streams(draw: st.DrawFn) -> tuple[tuple[str, ...], list[Event]]:
     each prices one or both of two stocks at 1, 2 or 3, so that sequences match often."""
     streams = STREAMS[: draw(st.integers(1, 3))]
     events = []
-    for _ in range(draw(st.integers(4, 16))):
+    for _ in range(draw(st.integers(6, 16))):
         t = draw(st.integers(0, 12))
         stream = draw(st.sampled_from(streams))
         stocks = draw(st.sampled_from([(0,), (1,), (0, 1)]))

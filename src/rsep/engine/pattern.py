@@ -14,7 +14,7 @@ once over its knowledge base and joined by term ids (Def. 15).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -43,12 +43,16 @@ __all__ = ["CompiledGpm", "Filter", "Solutions", "compile_gpm", "kb_table", "sol
 
 @dataclass(frozen=True)
 class Filter:
-    """A FILTER of a GPM: its expression, its program, and the variables it must not see
-    unless the run binds them (the knowledge base's, for a FILTER of the event part)."""
+    """A FILTER of a GPM: its expression, its program (``None``: no program, so a FILTER
+    on the solutions alone evaluated exactly once per distinct binding of its variables),
+    and the variables it must not see unless the run binds them (the knowledge base's,
+    for a FILTER of the event part)."""
 
     expr: ast.Expr
-    program: Program
+    program: Program | None
     hidden: frozenset[str]
+    known: dict[tuple[int, ...], bool] = field(default_factory=dict, compare=False, hash=False)
+    """Exact verdicts by the term ids of the variables, for a FILTER without program."""
 
 
 @dataclass(frozen=True)
@@ -95,13 +99,16 @@ def compile_gpm(
     kb_local: list[Filter] = []
     deferred: list[Filter] = []
     for expr, own, into, hidden in [
-        *((f, bound, local, frozenset(kb_bound - bound)) for f in filters),
-        *((f, kb_bound, kb_local, frozenset()) for f in kb_filters),
+        *((f, bound, local, frozenset(kb_bound - bound)) for f in _conjuncts(filters)),
+        *((f, kb_bound, kb_local, frozenset()) for f in _conjuncts(kb_filters)),
     ]:
         program = compile_filter(expr, slots, dictionary.intern)
-        if isinstance(program, str):
-            return f"GPM {gpm.name}: FILTER {to_sparql(expr)}: {program}"
         names = expression_variables(expr)
+        if isinstance(program, str):
+            if not names <= own:
+                return f"GPM {gpm.name}: FILTER {to_sparql(expr)}: {program}"
+            into.append(Filter(expr, None, frozenset()))
+            continue
         target = into if names <= own else deferred
         target.append(Filter(expr, program, hidden & names))
     return CompiledGpm(
@@ -113,6 +120,20 @@ def compile_gpm(
         tuple(deferred),
         tuple(named),
     )
+
+
+def _conjuncts(filters: Sequence[ast.Expr]) -> list[ast.Expr]:
+    """FILTERs with their top-level ``&&`` split: ``FILTER(a && b)`` keeps a solution
+    exactly when ``FILTER(a) FILTER(b)`` does (both must be true, SPARQL 1.1 sec. 17.2)."""
+    out: list[ast.Expr] = []
+    todo = list(reversed(filters))
+    while todo:
+        expr = todo.pop()
+        if isinstance(expr, ast.Binary) and expr.op == "&&":
+            todo += [expr.right, expr.left]
+        else:
+            out.append(expr)
+    return out
 
 
 @dataclass
@@ -266,6 +287,8 @@ def _keep_counted(
     where they decide and the exact evaluator's elsewhere; and how many rows needed it."""
     if table.num_rows == 0:
         return table, 0
+    if f.program is None:
+        return _keep_exactly(table, f, dictionary, matcher)
     width = len(slots)
     ids = np.full((table.num_rows, width), -1, np.int32)
     for name in table.column_names:
@@ -280,3 +303,28 @@ def _keep_counted(
             mu = {n: dictionary.term(int(ids[row, slots[n]])) for n in names}
             verdict[row] = 1 if matcher.holds(text, mu) else 0
     return table.filter(pa.array(verdict == 1)), len(undecided)
+
+
+def _keep_exactly(
+    table: pa.Table, f: Filter, dictionary: TermDictionary, matcher: GraphMatcher
+) -> tuple[pa.Table, int]:
+    """A FILTER without program over the solutions: evaluated by pyoxigraph once per
+    distinct binding of its variables (remembered across batches); how many were new."""
+    names = sorted(expression_variables(f.expr))
+    if not names:
+        keys = np.zeros((table.num_rows, 0), np.int32)
+    else:
+        keys = np.stack([table[n].to_numpy() for n in names], axis=1)
+    distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+    text = to_sparql(f.expr)
+    verdicts = np.empty(len(distinct), bool)
+    fresh = 0
+    for i, row in enumerate(distinct.tolist()):
+        key = tuple(row)
+        found = f.known.get(key)
+        if found is None:
+            mu = {n: dictionary.term(ident) for n, ident in zip(names, key, strict=True)}
+            found = f.known[key] = matcher.holds(text, mu)
+            fresh += 1
+        verdicts[i] = found
+    return table.filter(pa.array(verdicts[inverse.reshape(-1)])), fresh

@@ -27,8 +27,11 @@ import pyarrow as pa
 from pyoxigraph import Triple
 
 from rsep.algebra.events import (
+    Conjunction,
+    Disjunction,
     EventPattern,
     Gpm,
+    KleenePlus,
     Sequence,
     Strategy,
     unwrap_bounds,
@@ -60,10 +63,10 @@ _STRATEGY = {
 
 _KINDS = {
     "KleenePlus": "Kleene+ (SPAseq Def. 13)",
-    "Negation": "negation (SPAseq App. B)",
-    "Optional": "optional step (SPAseq App. B)",
-    "Conjunction": "conjunction (SPAseq Def. 8)",
-    "Disjunction": "disjunction (SPAseq Def. 9)",
+    "Negation": "a negation (SPAseq App. B)",
+    "Optional": "an optional step (SPAseq App. B)",
+    "Conjunction": "a conjunction (SPAseq Def. 8)",
+    "Disjunction": "a disjunction (SPAseq Def. 9)",
 }
 
 
@@ -83,11 +86,25 @@ class Stats:
     inexact_rows: int = 0
 
 
-def _steps(
-    plan: Plan,
-) -> tuple[tuple[Gpm, ...], tuple[Strategy, ...], int | None, tuple[str, ...]] | str:
-    """The sequence's GPMs, strategies, WITHIN and PARTITION BY, or why the plan is not a
-    plain sequence of GPMs."""
+@dataclass(frozen=True)
+class _Step:
+    """A step of the sequence as the kernel runs it: its operands (indices of the query's
+    distinct GPMs), whether they form a conjunction (else one GPM or a disjunction),
+    whether it is Kleene+, the strategy in front of it and between its iterations."""
+
+    operands: tuple[int, ...]
+    conjunction: bool
+    kleene: bool
+    strategy: Strategy
+    again: Strategy
+
+
+_Read = tuple[tuple[Gpm, ...], tuple[_Step, ...], int | None, tuple[str, ...]]
+
+
+def _steps(plan: Plan) -> _Read | str:
+    """The sequence's distinct GPMs, its steps, WITHIN and PARTITION BY, or why the
+    kernel does not run it."""
     r2r = plan.r2r
     if isinstance(r2r, EventJoin) or not isinstance(r2r, EventPattern):
         return "the WHERE clause is not one SPAseq sequence expression"
@@ -99,18 +116,43 @@ def _steps(
         steps, strategies = core.steps, core.strategies
     else:
         steps, strategies = (core,), ()
-    for i, step in enumerate(steps, 1):
-        if not isinstance(step, Gpm):
+    gpms: dict[Gpm, int] = {}
+    read: list[_Step] = []
+    for i, step in enumerate(steps):
+        inner = step.step if isinstance(step, KleenePlus) else step
+        operands = inner.operands if isinstance(inner, Conjunction | Disjunction) else (inner,)
+        if not all(isinstance(o, Gpm) for o in operands):
             label = str(Sequence((step,), ()))[4:-1]
             return (
-                f"step {i} {label} is a {_KINDS.get(type(step).__name__, 'not a GPM')}: the "
-                "compiled automaton takes sequences of GPMs so far (Kleene+, negation, "
-                "optional, conjunction and disjunction run on the per-event engine)"
+                f"step {i + 1} {label} is {_KINDS.get(type(step).__name__, 'not a GPM')}: "
+                "the compiled automaton takes steps that are a GPM, a conjunction or "
+                "disjunction of GPMs, or Kleene+ of one (negation and optional steps run on "
+                "the per-event engine)"
             )
-    gpms = tuple(s for s in steps if isinstance(s, Gpm))
-    if by and not set(by) <= gpms[0].variables:
-        return "PARTITION BY names a variable the first step does not bind"
-    return gpms, strategies, within, by
+        front = strategies[i - 1] if i else Strategy.STRICT
+        again = front
+        if isinstance(step, KleenePlus):  # SPAseq Defs. 13-14, Fig. 5 and 10
+            again = step.strategy if step.strategy is not None else front
+        read.append(
+            _Step(
+                tuple(gpms.setdefault(o, len(gpms)) for o in operands if isinstance(o, Gpm)),
+                isinstance(inner, Conjunction),
+                isinstance(step, KleenePlus),
+                front,
+                again,
+            )
+        )
+    distinct = tuple(gpms)
+    if by:
+        first = [distinct[o] for o in read[0].operands]
+        bound = (
+            [frozenset().union(*(g.variables for g in first))]
+            if read[0].conjunction
+            else [g.variables for g in first]
+        )
+        if not all(set(by) <= variables for variables in bound):
+            return "PARTITION BY names a variable the first step does not bind"
+    return distinct, tuple(read), within, by
 
 
 def columnar_reason(plan: Plan) -> str | None:
@@ -142,7 +184,7 @@ def describe(plan: Plan) -> str:
     plan = apply_profile(plan)
     read = _steps(plan)
     assert not isinstance(read, str)
-    gpms, strategies, _, by = read
+    gpms, steps, _, by = read
     slots = _slots(gpms, by)
     lines = [
         "  columnar      yes: GPMs as joins over each batch, the sequence by the compiled automaton"
@@ -152,10 +194,18 @@ def describe(plan: Plan) -> str:
         lines.append(f"  partitions    by {keys}: keys from each GPM alone on an event")
     else:
         lines.append("  partitions    one: no PARTITION BY")
-    for i, gpm in enumerate(gpms):
+    joiner = {True: " & ", False: " | "}
+    for i, step in enumerate(steps):
+        before = "" if i == 0 else f"{step.strategy.symbol} "
+        names = joiner[step.conjunction].join(gpms[o].name for o in step.operands)
+        if len(step.operands) > 1:
+            names = f"({names})"
+        if step.kleene:
+            names += f"+ (iterations {step.again.symbol})"
+        lines.append(f"  step {i + 1}        {before}{names}")
+    for gpm in gpms:
         compiled = compile_gpm(gpm, slots, TermDictionary())
         assert not isinstance(compiled, str)
-        before = "" if i == 0 else f"{strategies[i - 1].symbol} "
         parts = [f"{len(compiled.patterns)} triple pattern(s) joined"]
         if compiled.kb_patterns:
             parts.append(f"GRAPH <{gpm.graph_kb.graph if gpm.graph_kb else ''}> joined by term ids")
@@ -167,7 +217,7 @@ def describe(plan: Plan) -> str:
             parts.append(
                 f"{len(compiled.deferred)} FILTER(s) under the run's bindings, in the kernel"
             )
-        lines.append(f"  step {i + 1}        {before}{gpm.name}: " + "; ".join(parts))
+        lines.append(f"  GPM {gpm.name:<9} " + "; ".join(parts))
     lines.append(
         "  exact path    FILTER rows a program cannot decide (decimals beyond a double, "
         "strings, dates) are evaluated by pyoxigraph and counted in the run summary"
@@ -289,7 +339,7 @@ class SequenceQuery:
         if isinstance(read, str):
             raise UserError(f"the columnar engine does not evaluate this plan: {read}")
         self.plan = plan
-        self.gpms, strategies, within, self.by = read
+        self.gpms, self.steps, within, self.by = read
         self.within = -1 if within is None else within
         self.t0 = plan.parameters.t0
         self.max_runs = plan.parameters.max_runs
@@ -312,7 +362,17 @@ class SequenceQuery:
         self.compiled = tuple(compiled)
         self.streams = tuple(dict.fromkeys([*plan.dataset.streams, *(g.stream for g in self.gpms)]))
         self.limited = bool(plan.dataset.streams)
-        self.strategy = np.array([automaton.STRICT, *(_STRATEGY[s] for s in strategies)], np.int8)
+        steps = self.steps
+        self.step_op_lo = np.cumsum([0] + [len(x.operands) for x in steps[:-1]]).astype(np.int64)
+        self.step_op_hi = self.step_op_lo + np.array([len(x.operands) for x in steps], np.int64)
+        self.step_conj = np.array([x.conjunction for x in steps], np.bool_)
+        self.step_kleene = np.array([x.kleene for x in steps], np.bool_)
+        self.step_strategy = np.array([_STRATEGY[x.strategy] for x in steps], np.int8)
+        self.step_again = np.array([_STRATEGY[x.again] for x in steps], np.int8)
+        self.op_gpm = np.array([o for x in steps for o in x.operands], np.int64)
+        self.op_stream = np.array(
+            [self.streams.index(self.gpms[o].stream) for x in steps for o in x.operands], np.int32
+        )
         self.matcher = GraphMatcher()
         self.kb: list[pa.Table | None] = []
         for c in self.compiled:
@@ -335,7 +395,7 @@ class SequenceQuery:
         self.forms = LiteralForms()
 
     def _programs(self) -> None:
-        """The deferred FILTERs of every step as one program table for the kernel."""
+        """The deferred FILTERs of every GPM as one program table for the kernel."""
         ops: list[np.ndarray] = []
         args: list[np.ndarray] = []
         f_lo: list[int] = []
@@ -347,6 +407,7 @@ class SequenceQuery:
         for c in self.compiled:
             step_lo.append(len(f_lo))
             for f in c.deferred:
+                assert f.program is not None  # compile_gpm defers only compiled FILTERs
                 ops.append(f.program.ops)
                 args.append(f.program.args)
                 f_lo.append(at)
@@ -363,15 +424,14 @@ class SequenceQuery:
         for i, m in enumerate(masks):
             self.f_mask[i, : len(m)] = m
         self.f_nmask = np.array([len(m) for m in masks], np.int32)
-        self.step_f_lo = np.array(step_lo, np.int32)
-        self.step_f_hi = np.array(step_hi, np.int32)
+        self.gpm_f_lo = np.array(step_lo, np.int64)
+        self.gpm_f_hi = np.array(step_hi, np.int64)
         binds = [sorted(self.slots[v] for v in c.variables) for c in self.compiled]
         widest = max((len(b) for b in binds), default=0)
-        self.step_bind = np.zeros((len(binds), max(widest, 1)), np.int32)
+        self.gpm_bind = np.zeros((len(binds), max(widest, 1)), np.int32)
         for i, b in enumerate(binds):
-            self.step_bind[i, : len(b)] = b
-        self.step_nbind = np.array([len(b) for b in binds], np.int32)
-        self.step_stream = np.array([self.streams.index(c.stream) for c in self.compiled], np.int32)
+            self.gpm_bind[i, : len(b)] = b
+        self.gpm_nbind = np.array([len(b) for b in binds], np.int32)
 
     # batches ----------------------------------------------------------------------------
 
@@ -526,6 +586,7 @@ class SequenceQuery:
             ids = rows.copy()
             for v in f.hidden:
                 ids[:, self.slots[v]] = -1
+            assert f.program is not None  # compile_gpm defers only compiled FILTERs
             verdict = evaluate_rows(f.program, ids, self.dictionary.values)
             for r in np.flatnonzero(verdict == 2):
                 mu = {
@@ -595,14 +656,20 @@ class SequenceQuery:
             chunk.stream,
             pe_event,
             pe_part,
-            self.step_stream,
-            self.strategy,
+            self.step_op_lo,
+            self.step_op_hi,
+            self.step_conj,
+            self.step_kleene,
+            self.step_strategy,
+            self.step_again,
+            self.op_gpm,
+            self.op_stream,
             ptr,
             np.ascontiguousarray(sol),
-            self.step_bind,
-            self.step_nbind,
-            self.step_f_lo,
-            self.step_f_hi,
+            self.gpm_bind,
+            self.gpm_nbind,
+            self.gpm_f_lo,
+            self.gpm_f_hi,
             self.f_lo,
             self.f_hi,
             self.f_mask,
