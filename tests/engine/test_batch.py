@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +24,7 @@ from rsep.errors import BadRecords, InputError, OnError
 from rsep.rdf.event import Event
 from rsep.rdf.formats import Format, read_events, write_events
 from rsep.rdf.formats import nquads as nquads_module
+from rsep.rdf.time import TimeUnit, zone
 from rsep.spark.eventstore import arrow_schema, read_store_events
 from rsep.workloads.bench import prepare_bars
 from rsep.workloads.stock import write_vshape_bars
@@ -270,3 +273,264 @@ def test_spaseq_shared_descriptions(shared_data: Path) -> None:
         assert got == expected, description
         read += 1
     assert read > 0
+
+
+# --------------------------------------------------------------------------- the N-Quads fast path
+
+PROV = "http://www.w3.org/ns/prov#"
+RSEP_STREAM_P = "<http://w3id.org/rsep/vocab#stream>"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+GENERATED = f"<{PROV}generatedAtTime>"
+
+
+def read_both(
+    tmp_path: Path, path: Path, size: int = 3, **options: Any
+) -> tuple[list[Event], list[dict[str, Any]]]:
+    """``read_events`` and ``read_batches`` on ``path``: the same first error when stopping,
+    the same events and dead letters when skipping; returns those."""
+    error = None
+    try:
+        list(read_events(path, **options))
+    except InputError as exc:
+        error = str(exc)
+    try:
+        batched(path, size, **options)
+        assert error is None
+    except InputError as exc:
+        assert str(exc) == error
+    results: list[list[Event]] = []
+    letters: list[list[dict[str, Any]]] = []
+    for reader in ("events", "batches"):
+        dead = tmp_path / f"{reader}.jsonl"
+        dead.unlink(missing_ok=True)
+        bad = BadRecords(OnError.SKIP, dead)
+        if reader == "events":
+            results.append(list(read_events(path, bad=bad, **options)))
+        else:
+            events, batches = batched(path, size, bad=bad, **options)
+            check_batches(batches, size) if events else None
+            results.append(events)
+        bad.close()
+        text = dead.read_text() if dead.exists() else ""
+        letters.append([json.loads(line) for line in text.splitlines()])
+    assert results[0] == results[1]
+    assert letters[0] == letters[1]
+    return results[0], letters[0]
+
+
+def dt(seconds: int, form: str = "Z") -> str:
+    """A time literal ``seconds`` after 2024-01-01 in one of the forms writers and users
+    give (``form``)."""
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    days, hour = divmod(hours, 24)
+    lexical = f"2024-01-{1 + days:02d}T{hour:02d}:{minute:02d}:{second:02d}"
+    if form == "int":
+        return f'"{seconds}"^^<{XSD}integer>'
+    if form == "string":
+        return f'"{seconds}"'
+    extra = {"Z": "Z", "none": "", "frac": ".25Z", "micro": ".123456Z", "zone": "+01:00"}
+    if form in extra:
+        return f'"{lexical}{extra[form]}"^^<{XSD}dateTime>'
+    bad = {
+        "month": "2024-13-01T00:00:00Z",
+        "hour24": "2024-01-01T24:00:00Z",
+        "day": "2023-02-29T00:00:00Z",
+    }
+    return f'"{bad[form]}"^^<{XSD}dateTime>'
+
+
+def event_lines(graph: str, seconds: int, triples: int = 3, stream: str | None = "a") -> list[str]:
+    """An event in the writers' layout: time, stream, triples."""
+    lines = [f"{graph} {GENERATED} {dt(seconds)} ."]
+    if stream is not None:
+        lines.append(f"{graph} {RSEP_STREAM_P} <{EX}stream/{stream}> .")
+    lines += [
+        f'<{EX}s{k}> <{EX}p{k % 2}> "{seconds + k}"^^<{XSD}double> {graph} .'
+        for k in range(triples)
+    ]
+    return lines
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("block", [150, 400, 1000, 4000])
+def test_nquads_fast_path_edges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """Events across block boundaries, several events at one time, a graph named again
+    after its event (with a time of its own, and without), time statements after the
+    triples and a block before them, a non-canonical spelling and comments between: the
+    events and dead letters of ``read_events``."""
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", block)
+    lines: list[str] = []
+    for index in range(30):
+        lines += event_lines(f"<{EX}e{index}>", 100 + index // 4, triples=1 + index % 4)
+    lines += event_lines(f"<{EX}e3>", 200)  # named again, with a time: a second event
+    lines += [f"<{EX}s> <{EX}p> <{EX}o> <{EX}e5> ."]  # named again, no time
+    lines += [f"<{EX}s> <{EX}p> <{EX}o> _:late .", f"_:late {GENERATED} {dt(201)} ."]
+    lines += [f"_:late {RSEP_STREAM_P} <{EX}stream/b> ."]
+    early = event_lines("_:early", 202)
+    lines += [*early[:2], *[f"# {'x' * 200}"] * 3, *early[2:]]
+    lines += [f'<{EX}s> <{EX}p> "v"^^<{XSD}string> <{EX}f1> .', *event_lines(f"<{EX}f1>", 203)]
+    lines += [f'<{EX}s> <{EX}p> "a b <x> ." <{EX}f2> .', "", *event_lines(f"<{EX}f2>", 203)]
+    for index in range(30, 60):
+        lines += event_lines(f"<{EX}e{index}>", 300 + index)
+    path = write_lines(tmp_path / "s.nq", lines)
+    events, letters = read_both(tmp_path, path, 4)
+    assert len(events) >= 60 and letters
+    assert len([e for e in events if e.id == NamedNode(f"{EX}e3")]) == 2
+    events, letters = read_both(tmp_path, path, 5, stream=f"{EX}given")
+    assert len(events) >= 60
+
+
+def test_nquads_fast_path_reads_canonical_blocks_in_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file in the writers' layout never reaches the reader's own path, nor its close."""
+    from rsep.engine import batch as batch_module
+
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 2000)
+    lines = [line for i in range(200) for line in event_lines(f"<{EX}e{i}>", i // 3, 2)]
+    path = write_lines(tmp_path / "s.nq", lines)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("not read in columns")
+
+    monkeypatch.setattr(batch_module, "_read_block", refuse)
+    monkeypatch.setattr(batch_module._Columns, "close", refuse)
+    events, batches = batched(path, 64)
+    assert len(events) == 200
+    check_batches(batches, 64)
+
+
+def test_nquads_fast_path_time_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Times read from their bytes (UTC, without zone, fractions, integer counts) or by the
+    reader's own path (zones, strings, impossible dates, hour 24), intervals, streams
+    missing or not IRIs, time going backwards: as ``read_events``."""
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 700)
+    forms = ["Z", "none", "frac", "micro", "int", "string", "zone", "month", "hour24", "day"]
+    lines = []
+    for index in range(60):
+        graph = f"<{EX}g{index}>"
+        form = forms[index % len(forms)]
+        seconds = 1000 + 10 * index - (500 if index % 17 == 5 else 0)
+        if index % 7 == 3:
+            lines.append(f"{graph} <{PROV}startedAtTime> {dt(seconds, form)} .")
+            lines.append(
+                f"{graph} <{PROV}endedAtTime> {dt(seconds + (5 if index % 2 else -5), form)} ."
+            )
+        else:
+            lines.append(f"{graph} {GENERATED} {dt(seconds, form)} .")
+        if index % 11 == 4:
+            lines.append(f"{graph} {GENERATED} {dt(seconds + 1, form)} .")
+        if index % 13 != 6:
+            stream = '"not an IRI"' if index % 19 == 9 else f"<{EX}stream/{index % 3}>"
+            lines.append(f"{graph} {RSEP_STREAM_P} {stream} .")
+        lines.append(f"<{EX}s> <{EX}p> <{EX}o{index}> {graph} .")
+    path = write_lines(tmp_path / "s.nq", lines)
+    for unit in (TimeUnit.MILLISECONDS, TimeUnit.SECONDS):
+        for tz in (UTC, zone("Europe/Copenhagen")):
+            events, letters = read_both(tmp_path, path, 7, time_unit=unit, tz=tz)
+            assert events and letters
+
+
+_LINE_KINDS = ["event", "event", "event", "late time", "split", "bad", "spaced", "comment"]
+
+
+@st.composite
+def messy_files(draw: st.DrawFn) -> list[str]:
+    """N-Quads lines mostly in the writers' layout, with graphs named again, time
+    statements before or after their triples, lines that are not canonical or not
+    N-Quads, and times that go back."""
+    lines: list[str] = []
+    clock = 0
+    for _ in range(draw(st.integers(1, 40))):
+        kind = draw(st.sampled_from(_LINE_KINDS))
+        graph = draw(st.sampled_from([f"<{EX}g{i}>" for i in range(8)] + ["_:b1", "_:b2"]))
+        clock += draw(st.integers(-2, 30))
+        event = event_lines(
+            graph, clock, draw(st.integers(1, 3)), draw(st.sampled_from(["a", "b", None]))
+        )
+        if kind == "late time":
+            event = event[2:] + event[:2]
+        elif kind == "split":
+            lines += event[2:]
+            event = [f"<{EX}x> <{EX}p> <{EX}o> <{EX}other> ."] * 3 + event[:2]
+        elif kind == "bad":
+            event[-1] = event[-1][:-2]
+        elif kind == "spaced":
+            event[-1] = event[-1].replace("> <", ">  <", 1)
+        elif kind == "comment":
+            event.insert(1, "  # a comment")
+        lines += event
+    return lines
+
+
+@SETTINGS
+@given(lines=messy_files(), size=st.integers(1, 5), block=st.integers(100, 3000))
+def test_nquads_messy_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str], size: int, block: int
+) -> None:
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", block)
+    path = write_lines(tmp_path / "s.nq", lines)
+    read_both(tmp_path, path, size)
+    read_both(tmp_path, path, size, stream=f"{EX}given")
+
+
+@SETTINGS
+@given(
+    path=st.text(alphabet="abcAZ09-._~!$&'()*+,;=:@/?#%[] <>\"{}|\\^`é", max_size=12),
+    scheme=st.sampled_from(["http", "urn", "a+b", "1x", ""]),
+    slashes=st.sampled_from(["", "/", "//", "///"]),
+)
+def test_plain_names_are_names(path: str, scheme: str, slashes: str) -> None:
+    """A graph name the regular expression takes is one that ``Texts.name`` takes."""
+    from rsep.engine.batch import _NAME
+    from rsep.rdf.formats.ntriples import name_term
+
+    for text in (f"<{scheme}:{slashes}{path}>", f"_:{path}"):
+        plain = pc.match_substring_regex(pa.array([text]), _NAME)[0].as_py()
+        if plain:
+            assert name_term(text) is not None, text
+
+
+def test_bounded_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table of terms met and the statements kept are emptied past their bounds, with
+    the same events."""
+    from rsep.engine import batch as batch_module
+
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 600)
+    monkeypatch.setattr(batch_module._Known, "ENTRIES", 8)
+    monkeypatch.setattr(batch_module, "CACHE_LIMIT", 16)
+    lines = [line for i in range(120) for line in event_lines(f"<{EX}e{i}>", i, 2 + i % 3)]
+    lines += [f'<{EX}e{i}> <{EX}note> "{i}" .' for i in range(40)]
+    path = write_lines(tmp_path / "s.nq", lines)
+    events, _ = read_both(tmp_path, path, 16)
+    assert len(events) == 120
+
+
+@pytest.mark.parametrize("window", [5, 40])
+def test_nquads_bad_lines_between_canonical_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """A bad line drops its event, also when the event goes on in canonical blocks read in
+    columns, and the blocks after the bad line's window are read in columns again."""
+    from rsep.rdf.formats import _common
+
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 900)
+    monkeypatch.setattr(_common, "WINDOW", window)
+    lines: list[str] = []
+    for index in range(80):
+        graph = f"<{EX}e{index}>"
+        lines += event_lines(graph, index)
+        if index % 20 == 7:
+            lines.append(f"<{EX}s> <{EX}p> <{EX}o> {graph}")  # no final dot
+            lines += event_lines(f"<{EX}k{index}>", index, 6)
+            lines.append(f"<{EX}s> <{EX}p> <{EX}late> {graph} .")
+    path = write_lines(tmp_path / "s.nq", lines)
+    events, letters = read_both(tmp_path, path, 8)
+    assert len(events) == 80 and len(letters) == 4

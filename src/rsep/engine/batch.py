@@ -10,6 +10,7 @@ triple; the other formats go through ``read_events`` and are converted.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
@@ -20,14 +21,17 @@ from urllib.parse import unquote
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numba import njit
 from pyoxigraph import Quad, Triple
 
 from rsep.engine.terms import KIND_BLANK, KIND_IRI, TermDictionary
 from rsep.errors import BadRecords, InputError, UserError
-from rsep.rdf.event import Event
+from rsep.rdf.event import Event, EventId
 from rsep.rdf.formats import Format, detect_format, nquads, read_events
-from rsep.rdf.formats._common import ReadOptions, part_files, read_chunks
-from rsep.rdf.formats.nquads import Texts, _Assembly, _Block, _read_block
+from rsep.rdf.formats._common import ReadOptions, TimeOrder, part_files, read_chunks, term_ms
+from rsep.rdf.formats.nquads import Statement, Texts, _Assembly, _Block, _read_block
+from rsep.rdf.formats.ntriples import CACHE_LIMIT
+from rsep.rdf.terms import PROV_ENDED_AT, PROV_GENERATED_AT, PROV_STARTED_AT, RSEP_STREAM, XSD
 from rsep.rdf.time import TimeUnit
 
 __all__ = ["STORE", "TripleBatch", "batches_of", "is_store", "merge_batches", "read_batches"]
@@ -195,12 +199,15 @@ class _Piece:
     """Events and their triples (``triple_event`` local to the piece, non-decreasing)."""
 
     stream: list[str]
+    """Each event's stream, or with ``codes`` the streams that ``codes`` index."""
     start: np.ndarray
     end: np.ndarray
     triple_event: np.ndarray
     s: np.ndarray
     p: np.ndarray
     o: np.ndarray
+    codes: np.ndarray | None = None
+    """int [n_events]: each event's index into ``stream``, if given."""
 
 
 class _Batcher:
@@ -217,7 +224,7 @@ class _Batcher:
     def run(self, pieces: Iterator[_Piece]) -> Iterator[TripleBatch]:
         for piece in pieces:
             self.held.append(self._batch(piece))
-            self.count += len(piece.stream)
+            self.count += len(piece.start)
             while self.count >= self.size:
                 yield self._take(self.size)
         if self.count:
@@ -225,12 +232,20 @@ class _Batcher:
 
     def _batch(self, piece: _Piece) -> TripleBatch:
         streams = self.streams
-        for name in dict.fromkeys(piece.stream):
-            streams.setdefault(name, len(streams))
-        n = len(piece.stream)
+        n = len(piece.start)
+        if piece.codes is None:
+            for name in dict.fromkeys(piece.stream):
+                streams.setdefault(name, len(streams))
+            event_stream = np.array([streams[name] for name in piece.stream], np.int32)
+        else:  # numbered in order of first appearance, as above
+            used, first = np.unique(piece.codes, return_index=True)
+            index = np.zeros(len(piece.stream), np.int32)
+            for code in used[np.argsort(first)].tolist():
+                index[code] = streams.setdefault(piece.stream[code], len(streams))
+            event_stream = index[piece.codes]
         ev = piece.triple_event.astype(np.int32, copy=False)
         s, p, o = piece.s, piece.p, piece.o
-        if len(ev) > 1:
+        if len(ev) > 1 and _repeats(ev, s, p, o):
             order = np.lexsort((o, p, s, ev))
             a = order[1:]
             b = order[:-1]
@@ -243,7 +258,7 @@ class _Batcher:
         self.ordinal += n
         return TripleBatch(
             tuple(streams),
-            np.array([streams[name] for name in piece.stream], np.int32),
+            event_stream,
             piece.start.astype(np.int64, copy=False),
             piece.end.astype(np.int64, copy=False),
             ordinals,
@@ -286,6 +301,30 @@ class _Batcher:
             np.concatenate([part.p for part in parts]),
             np.concatenate([part.o for part in parts]),
         )
+
+
+@njit(cache=True, nogil=True)
+def _repeats(ev: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> bool:
+    """Whether a row (event, s, p, o) repeats another (a hash table of rows)."""
+    n = ev.shape[0]
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, np.int64)
+    for i in range(n):
+        h = np.uint64(ev[i]) * np.uint64(0x9E3779B97F4A7C15)
+        h = (h ^ np.uint64(s[i])) * np.uint64(0xFF51AFD7ED558CCD)
+        h = (h ^ np.uint64(p[i])) * np.uint64(0xC4CEB9FE1A85EC53)
+        h = (h ^ np.uint64(o[i])) * np.uint64(0x9E3779B97F4A7C15)
+        slot = (h ^ (h >> np.uint64(29))) & mask
+        while table[slot] >= 0:
+            j = table[slot]
+            if ev[j] == ev[i] and s[j] == s[i] and p[j] == p[i] and o[j] == o[i]:
+                return True
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = i
+    return False
 
 
 def _split(batch: TripleBatch, n: int) -> tuple[TripleBatch, TripleBatch]:
@@ -434,112 +473,784 @@ def _store_piece(
 
 
 # --------------------------------------------------------------------------- N-Quads
+#
+# A block whose every line is canonical (``_split`` in rsep.rdf.formats.nquads would take
+# it) is read by numba kernels and Arrow: its lines classified and cut into tokens by byte
+# offsets; each s, p, o token looked up by its bytes among the terms already met (a hash
+# table of the texts ``TermDictionary.encode`` accepted as canonical), the others encoded
+# once per distinct text; graph names and statement subjects dictionary-encoded the same
+# way, so only distinct texts become strings. The events are assembled as columns by the
+# reader's own rules (``_Assembly``: an event is complete once a block has gone by
+# without naming it, in order of first appearance): the pending graphs with their serials,
+# the triples as id rows, the time and stream statements as rows of (event serial,
+# statement number), or of (subject text, statement number) while no pending event has
+# that name. Events whose statements are not one valid time (point or interval) and,
+# without ``stream=``, one stream IRI, events named by a bad line and events going back in
+# time go to ``_Assembly.close`` with their statements, which reports them as
+# ``read_events`` does. Other blocks go to the reader's own path (``_read_block``) on the
+# same state turned into its objects; the next canonical block turns it back into columns.
 
-_SPACE, _NEWLINE, _QUOTE, _DOT = (ord(c) for c in ' \n".')
-_BLANK = " \t\r\x0b\x0c"
+_NL, _SP, _QUOTE, _DOT, _HASH, _LT, _GT, _LOW, _COLON = (ord(c) for c in '\n ".#<>_:')
+_BLANK = np.zeros(256, np.bool_)
+_BLANK[[ord(c) for c in " \t\r\x0b\x0c"]] = True
+"""The bytes that a blank or comment line may start with (a subset of ``str.strip``'s)."""
+
+_PC = r"A-Za-z0-9\-._~!$&'()*+,;=:@"
+_IRI = (
+    r"<[A-Za-z][A-Za-z0-9+\-.]*:"
+    rf"(?://[A-Za-z0-9\-._~]*(?::[0-9]*)?(?:/[{_PC}/]*)?|/(?:[{_PC}][{_PC}/]*)?|[{_PC}][{_PC}/]*)?"
+    rf"(?:\?[{_PC}/?]*)?(?:#[{_PC}/?]*)?>"
+)
+"""IRIs known valid without asking pyoxigraph: plain ASCII ones (RFC 3987 with no
+percent-encoding, user info nor IP literal)."""
+_NAME = rf"^(?:{_IRI}|_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)$"
+"""Graph names known valid: those IRIs and the blank node labels of
+``rsep.rdf.formats.ntriples.name_term``; other names are checked by ``Texts.name``."""
+
+_GENERATED, _STARTED, _ENDED, _STREAM = 1, 2, 3, 4
+_KINDS = {
+    PROV_GENERATED_AT.value: _GENERATED,
+    PROV_STARTED_AT.value: _STARTED,
+    PROV_ENDED_AT.value: _ENDED,
+    RSEP_STREAM.value: _STREAM,
+}
+"""Statement kinds (0: a default-graph line giving no time nor stream)."""
+
+_ONES = 0x0101010101010101
+_LOWS = 0x7F7F7F7F7F7F7F7F
+
+
+@njit(inline="always")
+def _zeros(x: np.uint64) -> np.uint64:
+    """The high bit of each zero byte of ``x`` (exactly those)."""
+    low = np.uint64(_LOWS)
+    return ~(((x & low) + low) | x | low)
+
+
+@njit(inline="always")
+def _word(words: np.ndarray, at: int) -> np.uint64:
+    """The 8 bytes from byte ``at`` of ``words`` as one little-endian word."""
+    q = at >> 3
+    r = at & 7
+    if r == 0:
+        aligned: np.uint64 = words[q]
+        return aligned
+    shift = np.uint64(8 * r)
+    word: np.uint64 = (words[q] >> shift) | (words[q + 1] << (np.uint64(64) - shift))
+    return word
+
+
+@njit(inline="always")
+def _head(words: np.ndarray, at: int, n: int) -> np.uint64:
+    """The first ``n`` (< 8) bytes from byte ``at`` as a word."""
+    return _word(words, at) & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))
+
+
+@njit(inline="always")
+def _same(one: np.ndarray, a: int, other: np.ndarray, b: int, n: int) -> bool:
+    """Whether the ``n`` bytes from byte ``a`` of ``one`` and ``b`` of ``other`` agree."""
+    k = 0
+    while k + 8 <= n:
+        if _word(one, a + k) != _word(other, b + k):
+            return False
+        k += 8
+    return k == n or _head(one, a + k, n - k) == _head(other, b + k, n - k)
+
+
+@njit(inline="always")
+def _hash(words: np.ndarray, a: int, n: int) -> np.uint64:
+    """A 64-bit hash of the ``n`` bytes from ``a``, a word at a time."""
+    h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
+    k = 0
+    while k + 8 <= n:
+        h = (h ^ _word(words, a + k)) * np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(29)
+        k += 8
+    if k < n:
+        h = (h ^ _head(words, a + k, n - k)) * np.uint64(0xC4CEB9FE1A85EC53)
+    return h ^ (h >> np.uint64(32))
+
+
+@njit(inline="always")
+def _space(words: np.ndarray, buf: np.ndarray, k: int, e: int) -> int:
+    """The first space in bytes ``k`` to ``e`` (excluded), or -1."""
+    spaces = np.uint64(_ONES * _SP)
+    while k + 8 <= e:
+        found = _zeros(_word(words, k) ^ spaces)
+        if found:
+            while not found & np.uint64(0x80):
+                found >>= np.uint64(8)
+                k += 1
+            return k
+        k += 8
+    while k < e:
+        if buf[k] == _SP:
+            return k
+        k += 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _scan(
+    words: np.ndarray, ends: np.ndarray, blank: np.ndarray, quads: np.ndarray, defaults: np.ndarray
+) -> tuple[bool, int, int]:
+    """The tokens of a block's lines (``ends``: each line's newline) as ``_split`` reads a
+    canonical block: a quad line ``S P O G .`` (``G`` the last token, an IRI or blank node
+    without a quote, ``S P O`` with two spaces at least) gives the offsets of ``S``, ``P``,
+    ``O`` and ``G`` (a column of ``quads``); another line ending in ``" ."`` those of its
+    subject and rest (of ``defaults``); the others must be blank or a comment. Returns
+    ``False`` if a line is none of these or a token is empty, and the counts of each."""
+    buf = words.view(np.uint8)
+    spaces = np.uint64(_ONES * _SP)
+    quotes = np.uint64(_ONES * _QUOTE)
+    nq = 0
+    nd = 0
+    a = 0
+    for line in range(ends.shape[0]):
+        e = ends[line]
+        sp1 = _space(words, buf, a, e)
+        if not (0 <= sp1 < e - 2 and buf[e - 1] == _DOT and buf[e - 2] == _SP):
+            k = a
+            while k < e and blank[buf[k]]:
+                k += 1
+            if k < e and buf[k] != _HASH:
+                return False, 0, 0
+            a = e + 1
+            continue
+        if sp1 == a:
+            return False, 0, 0
+        sp2 = _space(words, buf, sp1 + 1, e)
+        g = e - 3  # back to the space before the last token, noting quotes
+        quoted = False
+        while g - 8 >= sp1:
+            w = _word(words, g - 7)
+            if _zeros(w ^ spaces) | _zeros(w ^ quotes):
+                break
+            g -= 8
+        while buf[g] != _SP:
+            quoted |= buf[g] == _QUOTE
+            g -= 1
+        first = buf[g + 1]
+        shaped = g + 1 < e - 2 and (
+            (first == _LT and buf[e - 3] == _GT) or (first == _LOW and buf[g + 2] == _COLON)
+        )
+        if 0 <= sp2 < g and shaped and not quoted:
+            if sp2 == sp1 + 1 or g == sp2 + 1:
+                return False, 0, 0
+            quads[0, nq] = a
+            quads[1, nq] = sp1
+            quads[2, nq] = sp1 + 1
+            quads[3, nq] = sp2
+            quads[4, nq] = sp2 + 1
+            quads[5, nq] = g
+            quads[6, nq] = g + 1
+            quads[7, nq] = e - 2
+            nq += 1
+        else:
+            defaults[0, nd] = a
+            defaults[1, nd] = sp1
+            defaults[2, nd] = sp1 + 1
+            defaults[3, nd] = e
+            nd += 1
+        a = e + 1
+    return True, nq, nd
+
+
+@njit(cache=True, nogil=True)
+def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary encoding of the byte strings from ``lo[i]`` to ``hi[i]``: each one's
+    code (in order of first appearance) and the first row of each code. Exact: a hash
+    finds the candidates, bytes decide."""
+    n = lo.shape[0]
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, np.int32)
+    hashes = np.empty(n, np.uint64)
+    codes = np.empty(n, np.int32)
+    first = np.empty(n, np.int64)
+    distinct = 0
+    for i in range(n):
+        a = lo[i]
+        length = hi[i] - a
+        if i and hi[i - 1] - lo[i - 1] == length and _same(words, lo[i - 1], words, a, length):
+            codes[i] = codes[i - 1]  # runs: a graph's lines, a subject's statements
+            continue
+        h = _hash(words, a, length)
+        slot = h & mask
+        while True:
+            code = table[slot]
+            if code < 0:
+                table[slot] = distinct
+                hashes[distinct] = h
+                first[distinct] = i
+                codes[i] = distinct
+                distinct += 1
+                break
+            if hashes[code] == h:
+                j = first[code]
+                if hi[j] - lo[j] == length and _same(words, lo[j], words, a, length):
+                    codes[i] = code
+                    break
+            slot = (slot + np.uint64(1)) & mask
+    return codes, first[:distinct].copy()
+
+
+@njit(cache=True, nogil=True)
+def _find(
+    words: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    slots: np.ndarray,
+    hashes: np.ndarray,
+    starts: np.ndarray,
+    values: np.ndarray,
+    arena: np.ndarray,
+) -> np.ndarray:
+    """The value of each byte string from ``lo[i]`` to ``hi[i]`` in a ``_Known`` table, or
+    -1."""
+    n = lo.shape[0]
+    out = np.empty(n, np.int32)
+    mask = np.uint64(slots.shape[0] - 1)
+    for i in range(n):
+        a = lo[i]
+        length = hi[i] - a
+        if i and hi[i - 1] - lo[i - 1] == length and _same(words, lo[i - 1], words, a, length):
+            out[i] = out[i - 1]
+            continue
+        h = _hash(words, a, length)
+        slot = h & mask
+        out[i] = -1
+        while True:
+            entry = slots[slot]
+            if entry < 0:
+                break
+            at = starts[entry]
+            if (
+                hashes[entry] == h
+                and starts[entry + 1] - at == length
+                and _same(arena, at, words, a, length)
+            ):
+                out[i] = values[entry]
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _insert(
+    words: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    slots: np.ndarray,
+    hashes: np.ndarray,
+    starts: np.ndarray,
+    arena: np.ndarray,
+    size: int,
+) -> None:
+    """Add the byte strings from ``lo[i]`` to ``hi[i]`` to a ``_Known`` table of ``size``
+    entries (room made, values set by the caller)."""
+    bytes_in = words.view(np.uint8)
+    bytes_out = arena.view(np.uint8)
+    mask = np.uint64(slots.shape[0] - 1)
+    for i in range(lo.shape[0]):
+        a = lo[i]
+        length = hi[i] - a
+        at = starts[size]
+        bytes_out[at : at + length] = bytes_in[a : a + length]
+        h = _hash(words, a, length)
+        slot = h & mask
+        while slots[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        slots[slot] = size
+        hashes[size] = h
+        size += 1
+        starts[size] = at + length
+
+
+@njit(cache=True, nogil=True)
+def _rehash(slots: np.ndarray, hashes: np.ndarray, size: int) -> None:
+    """Put the ``size`` entries of ``hashes`` in empty ``slots``."""
+    mask = np.uint64(slots.shape[0] - 1)
+    for entry in range(size):
+        slot = hashes[entry] & mask
+        while slots[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        slots[slot] = entry
+
+
+@njit(cache=True, nogil=True)
+def _gather(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The byte strings ``buf[lo[i]:hi[i]]`` packed as an Arrow string column: offsets and
+    data."""
+    n = lo.shape[0]
+    offsets = np.empty(n + 1, np.int64)
+    offsets[0] = 0
+    for i in range(n):
+        offsets[i + 1] = offsets[i] + hi[i] - lo[i]
+    data = np.empty(offsets[n], np.uint8)
+    for i in range(n):
+        data[offsets[i] : offsets[i + 1]] = buf[lo[i] : hi[i]]
+    return offsets, data
+
+
+def _strings(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
+    """The byte strings from ``lo[i]`` to ``hi[i]`` of a block (whole UTF-8 texts)."""
+    offsets, data = _gather(words.view(np.uint8), lo, hi)
+    texts = pa.LargeStringArray.from_buffers(len(lo), pa.py_buffer(offsets), pa.py_buffer(data))
+    return texts.cast(pa.string())
+
+
+def _positions(values: pa.Array, among: pa.Array) -> np.ndarray:
+    """The index of each of ``values`` in ``among`` (no repeats), -1 where absent."""
+    found = pc.index_in(values, value_set=among).fill_null(-1)
+    return np.asarray(found.to_numpy(zero_copy_only=False), np.int64)
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The position of each of ``values`` in ``keys`` (increasing) and whether it is
+    there."""
+    if not len(keys):
+        return np.zeros(len(values), np.int64), np.zeros(len(values), np.bool_)
+    if keys[-1] - keys[0] == len(keys) - 1:  # a range, as the serials of a block mostly are
+        at = values - keys[0]
+        return at, (at >= 0) & (at < len(keys))
+    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return at, keys[at] == values
+
+
+_NO_TEXT = pa.array([], pa.string())
+_NO_INTS = np.empty(0, np.int64)
+
+
+class _Known:
+    """The term texts met and accepted as canonical, by their bytes, with their ids: a
+    hash table of numpy arrays that the kernels read, emptied past a bound."""
+
+    ENTRIES = 1 << 17
+    BYTES = 64 << 20
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.slots = np.full(1 << 12, -1, np.int32)
+        self.hashes = np.empty(1 << 11, np.uint64)
+        self.starts = np.zeros((1 << 11) + 1, np.int64)
+        self.values = np.empty(1 << 11, np.int32)
+        self.arena = np.zeros(1 << 13, np.uint64)
+        self.size = 0
+
+    def find(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The id of each term text from ``lo[i]`` to ``hi[i]`` of a block, -1 if not met."""
+        return _find(words, lo, hi, self.slots, self.hashes, self.starts, self.values, self.arena)
+
+    def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, ids: np.ndarray) -> None:
+        """Add distinct texts not met yet (from ``lo[i]`` to ``hi[i]`` of a block) with
+        their ids."""
+        count = len(lo)
+        length = int((hi - lo).sum())
+        if self.size + count > self.ENTRIES or self.starts[self.size] + length > self.BYTES:
+            self.clear()
+        size = self.size
+        need = size + count
+        if need > len(self.values):
+            room = max(need, 2 * len(self.values))
+            self.hashes = np.resize(self.hashes, room)
+            self.values = np.resize(self.values, room)
+            self.starts = np.resize(self.starts, room + 1)
+        words_needed = (int(self.starts[size]) + length) // 8 + 2
+        if words_needed > len(self.arena):
+            arena = np.zeros(max(words_needed, 2 * len(self.arena)), np.uint64)
+            arena[: len(self.arena)] = self.arena
+            self.arena = arena
+        if 2 * need > len(self.slots):
+            self.slots = np.full(1 << (2 * need).bit_length(), -1, np.int32)
+            _rehash(self.slots, self.hashes, size)
+        _insert(words, lo, hi, self.slots, self.hashes, self.starts, self.arena, size)
+        self.values[size:need] = ids
+        self.size = need
+
+
+class _Times(TimeOrder):
+    """The time order check, its last times readable by the vectorised assembly."""
+
+    @property
+    def last(self) -> dict[str, int]:
+        """The last good time of each stream so far."""
+        return self._last
+
+
+class _Statements:
+    """Time and stream statements numbered, with what the columnar assembly reads of each:
+    kind, time in ms (of a valid time), stream index (of an IRI). Shared by the part
+    files of one read, as ``Texts`` is.
+
+    The writers' statements (a ``prov`` time as an UTC ``xsd:dateTime`` or an
+    ``xsd:integer``, an ``rsep:stream`` IRI) are read from their text by Arrow kernels,
+    their ``Statement`` made only if the reader's own path needs it; any other line's
+    ``"p o ."`` text is parsed once by ``Texts.defaults`` and known by its text, and a
+    statement of the reader's own path by itself."""
+
+    def __init__(self, texts: Texts) -> None:
+        self.texts = texts
+        self.items: list[Statement | str | None] = []
+        """Each statement, or the ``"p o ."`` text it is read from when needed."""
+        self.ids: dict[object, int] = {}
+        self.kind = np.zeros(0, np.int8)
+        self.ms = np.zeros(0, np.int64)
+        self.timed = np.zeros(0, np.bool_)
+        self.stream = np.zeros(0, np.int32)
+        self.streams: list[str] = []
+        self.stream_ids: dict[str, int] = {}
+        self.zoned = texts.opts.tz is not UTC
+        """Whether a time without zone is left to ``datetime_to_ms`` (read in ``tz``)."""
+
+    def statement(self, number: int) -> Statement | None:
+        """Statement ``number``."""
+        item = self.items[number]
+        if isinstance(item, str):
+            found = self.texts.defaults([], [item])
+            assert found is not None, item  # read from a canonical text
+            item = self.items[number] = found[0]
+        return item
+
+    def number(self, key: object, statement: Statement | None) -> int:
+        """The number of ``statement``, known by ``key`` (add ``columns`` after)."""
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.items)
+            self.items.append(statement)
+        return found
+
+    def columns(self) -> None:
+        """Fill ``kind``, ``ms``, ``timed`` and ``stream`` for the statements numbered since."""
+        new = self.items[len(self.kind) :]
+        kind = np.zeros(len(new), np.int8)
+        ms = np.zeros(len(new), np.int64)
+        timed = np.zeros(len(new), np.bool_)
+        iris: list[str | None] = [None] * len(new)
+        opts = self.texts.opts
+        for k, statement in enumerate(new):
+            if statement is None:
+                continue
+            assert not isinstance(statement, str)
+            predicate, value, t, iris[k] = statement
+            kind[k] = _KINDS[predicate]
+            if kind[k] in (_STARTED, _ENDED):
+                with contextlib.suppress(ValueError):
+                    t = term_ms(value, opts.time_unit, opts.tz)
+            if t is not None:
+                ms[k], timed[k] = t, True
+        self._append(kind, ms, timed, self._streams(iris))
+
+    def numbers(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+        """The statement numbers of default-graph lines' distinct ``"p o ."`` texts (from
+        ``lo[i]`` to ``hi[i]`` of a block); ``None`` if one is not canonical."""
+        kind, fields = _times(words, lo, hi, _TEXTS, _TEXT_AT, self.zoned)
+        ms = np.where(fields[7] >= 0, fields[7] * self.texts.opts.time_unit.value, 0)
+        valid = kind > 0
+        dated = valid & (fields[7] < 0)
+        if dated.any():
+            ms[dated], valid[dated] = _epoch_ms(*fields[:7, dated])
+        numbers = np.empty(len(lo), np.int32)
+        if valid.any():  # the writers' time statements, read from their bytes
+            first = len(self.items)
+            self.items.extend(_strings(words, lo[valid], hi[valid]).to_pylist())
+            self._append(kind[valid], ms[valid], np.ones(int(valid.sum()), np.bool_))
+            numbers[valid] = np.arange(first, len(self.items))
+        plain = ~valid
+        if plain.any():
+            texts = _strings(words, lo[plain], hi[plain]).to_pylist()
+            known = self.ids
+            missing = [text for text in texts if text not in known]
+            if missing:
+                parsed = self.texts.defaults([], missing)
+                if parsed is None:
+                    return None
+                for text, statement in zip(missing, parsed, strict=True):
+                    self.number(text, statement)
+                self.columns()
+            numbers[plain] = [known[text] for text in texts]
+        return numbers
+
+    def _streams(self, iris: list[str | None]) -> np.ndarray:
+        """The stream indices of IRIs (-1 for none)."""
+        codes = np.full(len(iris), -1, np.int32)
+        ids = self.stream_ids
+        for k, iri in enumerate(iris):
+            if iri is not None:
+                code = ids.get(iri)
+                if code is None:
+                    code = ids[iri] = len(self.streams)
+                    self.streams.append(iri)
+                codes[k] = code
+        return codes
+
+    def _append(
+        self,
+        kind: np.ndarray,
+        ms: np.ndarray,
+        timed: np.ndarray,
+        stream: np.ndarray | None = None,
+    ) -> None:
+        self.kind = np.concatenate([self.kind, kind])
+        self.ms = np.concatenate([self.ms, ms])
+        self.timed = np.concatenate([self.timed, timed])
+        if stream is None:
+            stream = np.full(len(kind), -1, np.int32)
+        self.stream = np.concatenate([self.stream, stream])
+
+    def compact(self, used: np.ndarray) -> np.ndarray:
+        """Keep only the statements ``used``; returns their new numbers."""
+        keep, new = np.unique(used, return_inverse=True)
+        self.items = [self.items[i] for i in keep.tolist()]
+        self.ids = {}
+        self.kind, self.ms = self.kind[keep], self.ms[keep]
+        self.timed, self.stream = self.timed[keep], self.stream[keep]
+        return np.asarray(new, np.int32).reshape(used.shape)
+
+
+_TIME_TEXTS = (
+    f'<{PROV_GENERATED_AT.value}> "',
+    f'<{PROV_STARTED_AT.value}> "',
+    f'<{PROV_ENDED_AT.value}> "',
+    f'"^^<{XSD}dateTime> .',
+    f'"^^<{XSD}integer> .',
+)
+"""The writers' time statements: ``p "lexical"^^<type> .`` of a time predicate (kinds 1
+to 3) and of ``xsd:dateTime`` or ``xsd:integer``."""
+_TEXT_AT = np.cumsum([0] + [len(text) for text in _TIME_TEXTS]).astype(np.int64)
+_TEXTS = np.frombuffer(
+    "".join(_TIME_TEXTS).encode().ljust(8 * (int(_TEXT_AT[-1]) // 8 + 2), b"\0"), np.uint64
+)
+
+
+@njit(inline="always")
+def _digits(buf: np.ndarray, at: int, n: int) -> int:
+    """The decimal number of the ``n`` bytes from ``at``, -1 unless all are digits."""
+    value = 0
+    for k in range(n):
+        digit = int(buf[at + k]) - 48
+        if digit < 0 or digit > 9:
+            return -1
+        value = 10 * value + digit
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _times(
+    words: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    texts: np.ndarray,
+    at: np.ndarray,
+    zoned: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Read the writers' time statements among default-graph lines' ``"p o ."`` texts
+    (from ``lo[i]`` to ``hi[i]``; ``_TIME_TEXTS`` in ``texts`` from offsets ``at``): each
+    one's kind (0: another text) and fields (year, month, day, hour, minute, second, ms,
+    and for an ``xsd:integer`` the count, else -1). An ``xsd:dateTime`` has a four-digit
+    year and ``Z`` (or no zone, unless ``zoned``)."""
+    buf = words.view(np.uint8)
+    n = lo.shape[0]
+    kind = np.zeros(n, np.int8)
+    fields = np.full((8, n), -1, np.int64)
+    for i in range(n):
+        a = lo[i]
+        b = hi[i]
+        which = -1
+        c = a
+        for k in range(3):
+            size = at[k + 1] - at[k]
+            if b - a > size and _same(words, a, texts, at[k], size):
+                which = k
+                c = a + size
+                break
+        if which < 0:
+            continue
+        counted = at[5] - at[4]
+        digits = b - counted - c
+        if 1 <= digits <= 12 and _same(words, b - counted, texts, at[4], counted):
+            count = _digits(buf, c, digits)
+            if count >= 0:
+                kind[i] = which + 1
+                fields[7, i] = count
+            continue
+        dated = at[4] - at[3]
+        end = b - dated
+        if end - c < 19 or not _same(words, end, texts, at[3], dated):
+            continue
+        if buf[end - 1] == 90:  # Z
+            end -= 1
+        elif zoned:
+            continue
+        if (
+            buf[c + 4] != 45
+            or buf[c + 7] != 45
+            or buf[c + 10] != 84
+            or buf[c + 13] != 58
+            or buf[c + 16] != 58
+        ):
+            continue
+        fraction = 0
+        if end > c + 19:
+            if buf[c + 19] != 46 or end == c + 20 or _digits(buf, c + 20, end - c - 20) < 0:
+                continue
+            for k in range(3):
+                fraction = 10 * fraction + (buf[c + 20 + k] - 48 if c + 20 + k < end else 0)
+        fields[0, i] = _digits(buf, c, 4)
+        fields[1, i] = _digits(buf, c + 5, 2)
+        fields[2, i] = _digits(buf, c + 8, 2)
+        fields[3, i] = _digits(buf, c + 11, 2)
+        fields[4, i] = _digits(buf, c + 14, 2)
+        fields[5, i] = _digits(buf, c + 17, 2)
+        fields[6, i] = fraction
+        if fields[:6, i].min() >= 0:
+            kind[i] = which + 1
+    return kind, fields
+
+
+_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
+
+
+def _epoch_ms(
+    y: np.ndarray,
+    mo: np.ndarray,
+    d: np.ndarray,
+    h: np.ndarray,
+    mi: np.ndarray,
+    s: np.ndarray,
+    milli: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Epoch ms of UTC dates and times given by their fields (as ``datetime_to_ms``), and
+    whether each is a valid one (hour 24 is left to ``datetime_to_ms``)."""
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    month = np.clip(mo, 1, 12)
+    valid = (y >= 1) & (mo >= 1) & (mo <= 12) & (d >= 1) & (h <= 23) & (mi <= 59) & (s <= 59)
+    valid &= d <= _DAYS[month] + (leap & (month == 2))
+    shifted = y - (month <= 2)  # days from civil (H. Hinnant)
+    era = shifted // 400
+    year_of_era = shifted - era * 400
+    day_of_year = (153 * (month + np.where(month > 2, -3, 9)) + 2) // 5 + d - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    days = era * 146_097 + day_of_era - 719_468
+    return ((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + milli, valid
 
 
 @dataclass
-class _Lines:
-    """A block's lines classified as ``rsep.rdf.formats.nquads`` does for a canonical block
-    (a quad line ``S P O G .``, with ``G`` the last token, an IRI or blank node without a
-    quote; else a default-graph line ``S REST``; else blank or a comment), its tokens
-    cut out by byte offsets: no Python object per line."""
+class _Found:
+    """A canonical block as columns: the s, p, o ids of its quad rows and each row's graph,
+    the names it mentions (its ``graphs`` distinct graph texts first, in order of first
+    appearance, then the other subjects of its default-graph lines), and its time and
+    stream statements (the name each is about, statement number)."""
 
-    s: pa.Array
-    p: pa.Array
-    o: pa.Array
-    g: pa.Array
-    subject: pa.Array
-    rest: pa.Array
-
-
-def _split_lines(data: bytes) -> _Lines | None:
-    """The tokens of a block of whole lines, or ``None`` if a line is none of the above
-    (or a token is empty), or the block is not UTF-8."""
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    buf = np.frombuffer(data, np.uint8)
-    if buf.max(initial=0) >= 0x80:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    ends = np.flatnonzero(buf == _NEWLINE)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    spaces = np.flatnonzero(buf == _SPACE)
-    spaces = np.append(spaces, [len(buf)] * 2)  # sentinels past every line
-    quotes = np.flatnonzero(buf == _QUOTE)
-    first = np.searchsorted(spaces, starts)
-    sp1, sp2 = spaces[first], spaces[first + 1]
-    dotted = (ends - starts >= 2) & (buf[ends - 1] == _DOT) & (buf[ends - 2] == _SPACE)
-    dotted &= sp1 < ends - 2  # at least two spaces, the last one before the final "."
-    last = np.searchsorted(spaces, ends - 2) - 1  # the space before the last token
-    gsp = spaces[np.maximum(last, 0)]
-    g0 = buf[np.minimum(gsp + 1, len(buf) - 1)]
-    g1 = buf[np.minimum(gsp + 2, len(buf) - 1)]
-    shaped = ((g0 == ord("<")) & (buf[ends - 3] == ord(">"))) | (
-        (g0 == ord("_")) & (g1 == ord(":"))
-    )
-    unquoted = np.searchsorted(quotes, ends - 2) == np.searchsorted(quotes, gsp + 1)
-    quad = dotted & shaped & unquoted & (last - first >= 2) & (gsp + 1 < ends - 2)
-    default = dotted & ~quad
-    other = ~dotted
-    if other.any():
-        text = pa.array([data[a:z] for a, z in zip(starts[other], ends[other], strict=True)])
-        trimmed = pc.utf8_ltrim(text.cast(pa.string()), _BLANK)
-        if not pc.all(pc.or_(pc.equal(trimmed, ""), pc.starts_with(trimmed, "#"))).as_py():
-            return None
-    q = np.flatnonzero(quad)
-    if np.any(sp1[q] == starts[q]) or np.any(sp2[q] == sp1[q] + 1) or np.any(gsp[q] == sp2[q] + 1):
-        return None  # an empty token
-    d = np.flatnonzero(default)
-    if np.any(sp1[d] == starts[d]):
-        return None
-    buffer = pa.py_buffer(data)
-    quads = _pieces(
-        buffer,
-        [starts[q], sp1[q], sp1[q] + 1, sp2[q], sp2[q] + 1, gsp[q]],
-        [gsp[q] + 1, ends[q] - 2],
-    )
-    defaults = _pieces(buffer, [starts[d], sp1[d], sp1[d] + 1], [ends[d]])
-    return _Lines(*quads[::2], *defaults[::2])
+    s: np.ndarray
+    p: np.ndarray
+    o: np.ndarray
+    graph_of: np.ndarray
+    names: pa.Array
+    graphs: int
+    about: np.ndarray
+    said: np.ndarray
+    lines: int
 
 
-def _pieces(buffer: pa.Buffer, cuts: list[np.ndarray], tail: list[np.ndarray]) -> list[pa.Array]:
-    """Columns cut from ``buffer``: row i of column k runs from the k-th to the (k+1)-th of
-    ``cuts + tail`` at row i (odd columns are the separators between)."""
-    bounds = np.stack([*cuts, *tail], axis=1)
-    width = bounds.shape[1]
-    rows = bounds.shape[0]
-    offsets = np.append(bounds.ravel(), bounds[-1, -1] if rows else 0).astype(np.int32)
-    if rows == 0:
-        offsets = np.zeros(1, np.int32)
-    pieces = pa.StringArray.from_buffers(rows * width, pa.py_buffer(offsets), buffer)
-    return [pieces.take(pa.array(np.arange(k, rows * width, width))) for k in range(width - 1)]
+class _Reading:
+    """What the part files of one read share: texts and statements parsed once, the terms
+    met, and the kernels' buffers."""
+
+    def __init__(self, texts: Texts, dictionary: TermDictionary) -> None:
+        self.texts = texts
+        self.dictionary = dictionary
+        self.statements = _Statements(texts)
+        self.known = _Known()
+        self.words = np.zeros(0, np.uint64)
+        self.quads = np.zeros((8, 0), np.int64)
+        self.defaults = np.zeros((4, 0), np.int64)
+
+    def words_for(self, data: bytes) -> tuple[np.ndarray, int]:
+        """A buffer of words holding ``data`` and a final newline (reused from block to
+        block; what follows is never read as a token), and the bytes used."""
+        n = len(data)
+        if len(self.words) < n // 8 + 3:
+            self.words = np.zeros(n // 8 + 3 + (n >> 4), np.uint64)
+        buf = self.words.view(np.uint8)
+        buf[:n] = np.frombuffer(data, np.uint8)
+        if data.endswith(b"\n"):
+            return self.words, n
+        buf[n] = _NL
+        return self.words, n + 1
+
+    def tokens_for(self, lines: int) -> tuple[np.ndarray, np.ndarray]:
+        """Buffers for the token offsets of ``lines`` lines."""
+        if self.quads.shape[1] < lines:
+            self.quads = np.zeros((8, lines + (lines >> 2)), np.int64)
+            self.defaults = np.zeros((4, lines + (lines >> 2)), np.int64)
+        return self.quads, self.defaults
 
 
 class _Columns(_Assembly):
-    """The N-Quads reader's assembly (:mod:`rsep.rdf.formats.nquads`, which decides when an
-    event is complete, its time, stream and errors) with the triples kept as id columns;
-    canonical blocks are split by Arrow kernels, others parsed by the reader's own path."""
+    """The N-Quads reader's assembly (:mod:`rsep.rdf.formats.nquads`) with the triples kept
+    as id rows; canonical blocks read and assembled as columns (section comment), others
+    by the reader's own path on its objects."""
 
-    def __init__(
-        self, file: Path, texts: Texts, bad: BadRecords, dictionary: TermDictionary
-    ) -> None:
-        super().__init__(file, texts, bad)
-        self.dictionary = dictionary
+    def __init__(self, file: Path, bad: BadRecords, reading: _Reading) -> None:
+        super().__init__(file, reading.texts, bad)
+        self.times: _Times = _Times()
+        self.reading = reading
+        self.dictionary = reading.dictionary
+        self.statements = reading.statements
         self.serials: dict[str, int] = {}
         self.next_serial = 0
         self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.newlines: int | None = None
+        # the columnar state (when ``columnar``; else in ``pending`` and ``meta``)
+        self.columnar = True
+        self.graphs = _NO_TEXT
+        """The graphs of the events not yet complete, in order of first appearance."""
+        self.blocks = _NO_INTS
+        self.numbers = _NO_INTS
+        """Their serials (increasing), which number their rows in ``rows``."""
+        self.held = _NO_INTS
+        self.said = np.empty(0, np.int32)
+        """Statements about pending events (as ``meta``): event serial, statement number."""
+        self.loose = _NO_TEXT
+        self.loose_said = np.empty(0, np.int32)
+        """Statements about other names (as ``meta``): subject, statement number."""
+        self.first_named = 0
+        """The first pending event that the current block names (as ``touched``)."""
+        self.mentioned = _NO_TEXT
+        """The names the current block mentions (as ``touched``)."""
 
     def read(self, data: bytes, line: int, block: int, final: bool, fast: bool) -> int:
-        """Add the lines of ``data``; returns the bytes used (as ``_read_block``)."""
-        if fast and self._vectorised(data, block):
-            return len(data)
+        """Add the lines of ``data``; returns the bytes used (as ``_read_block``), and
+        ``newlines`` the newlines in them when known."""
+        self.newlines = None
+        if fast:
+            found = self._analyse(data)
+            if found is not None and self._to_columns():
+                self._add(found, block)
+                self.newlines = found.lines
+                return len(data)
+        self._to_objects()
         return _read_block(self, self.texts, data, line, block, final, fast)
+
+    def complete(self, final: bool) -> _Piece | None:
+        """The events complete after the current block, as ``_Assembly.close`` finds them
+        (errors reported there), with their triples."""
+        if self.columnar:
+            return self._close_columns(final)
+        events = self.close(final)
+        serials = self.serials
+        good = np.array([serials[str(event.id)] for event in events], np.int64)
+        for graph in [graph for graph in serials if graph not in self.pending]:
+            del serials[graph]
+        alive = np.sort(np.fromiter(serials.values(), np.int64, len(serials)))
+        return self._piece(alive, good, events)
+
+    # ----------------------------------------------------------- the reader's own path
 
     def canonical(self, found: _Block, block: int) -> None:
         super().canonical(found, block)
@@ -572,107 +1283,347 @@ class _Columns(_Assembly):
             self.next_serial += 1
         return serial
 
-    def _vectorised(self, data: bytes, block: int) -> bool:
-        """Add a block whose every line is canonical, split by byte offsets and Arrow
-        kernels; ``False`` (nothing added) when a line is not canonical."""
-        lines = _split_lines(data)
-        if lines is None:
-            return False
-        found = self._quad_columns(lines)
-        if found is None:
-            return False
-        graphs, serial, s, p, o = found
-        subjects = lines.subject
-        codes = pc.dictionary_encode(lines.rest)
-        unique_subjects = pc.unique(subjects).to_pylist()
-        statements = self.texts.defaults(unique_subjects, codes.dictionary.to_pylist())
-        if statements is None:
-            return False
-        # Accepted: add what the block holds, as ``_Assembly.canonical`` does.
+    def _to_objects(self) -> None:
+        """Turn the columnar state into the reader's ``pending`` and ``meta`` (between
+        blocks)."""
+        if not self.columnar:
+            return
+        graphs = self.graphs.to_pylist()
+        self.pending = {
+            graph: (self._name(graph), [], block)
+            for graph, block in zip(graphs, self.blocks.tolist(), strict=True)
+        }
+        self.serials = dict(zip(graphs, self.numbers.tolist(), strict=True))
+        owners = np.searchsorted(self.numbers, self.held).tolist()
+        subjects = [graphs[owner] for owner in owners] + self.loose.to_pylist()
+        self.meta = self._meta(subjects, np.concatenate([self.said, self.loose_said]))
+        self.graphs = self.loose = _NO_TEXT
+        self.blocks = self.numbers = self.held = _NO_INTS
+        self.said = self.loose_said = np.empty(0, np.int32)
+        self.columnar = False
+
+    def _to_columns(self) -> bool:
+        """Turn ``pending`` and ``meta`` into the columnar state (between blocks); ``False``
+        if an event's name is not the one its text gives back."""
+        if self.columnar:
+            return True
         pending = self.pending
-        for graph, name in graphs:
-            if graph not in pending:
-                pending[graph] = (name, [], block)
-                self._serial(graph)
-        if len(serial):
-            lookup = np.array([self.serials[graph] for graph, _ in graphs], np.int64)
-            self.rows.append((lookup[serial], s, p, o))
-        meta = self.meta
-        indices = codes.indices.to_numpy(zero_copy_only=False)
-        useful = np.array([statement is not None for statement in statements], np.bool_)
-        at = np.flatnonzero(useful[indices]) if len(indices) else np.empty(0, np.int64)
-        if len(at):
-            chosen = subjects.take(pa.array(at)).to_pylist()
-            for subject, code in zip(chosen, indices[at].tolist(), strict=True):
-                statement = statements[code]
-                assert statement is not None
-                held = meta.get(subject)
-                if held is None:
-                    meta[subject] = [statement]
+        if any(self.texts.name(graph) != name for graph, (name, _, _) in pending.items()):
+            return False
+        numbers = np.array([self.serials[graph] for graph in pending], np.int64)
+        if np.any(np.diff(numbers) <= 0):
+            return False
+        table = self.statements
+        held: list[int] = []
+        said: list[int] = []
+        loose: list[str] = []
+        loose_said: list[int] = []
+        for subject, statements in self.meta.items():
+            serial = self.serials.get(subject) if subject in pending else None
+            for statement in statements:
+                number = table.number(statement, statement)
+                if serial is None:
+                    loose.append(subject)
+                    loose_said.append(number)
                 else:
-                    held.append(statement)
-        self.touched.update(unique_subjects)
-        self.touched.update(graph for graph, _ in graphs)
+                    held.append(serial)
+                    said.append(number)
+        table.columns()
+        self.graphs = pa.array(list(pending), pa.string())
+        self.blocks = np.array([block for _, _, block in pending.values()], np.int64)
+        self.numbers = numbers
+        self.held = np.array(held, np.int64)
+        self.said = np.array(said, np.int32)
+        self.loose = pa.array(loose, pa.string())
+        self.loose_said = np.array(loose_said, np.int32)
+        self.first_named = len(pending)
+        self.pending, self.meta, self.serials = {}, {}, {}
+        self.columnar = True
         return True
 
-    def _quad_columns(self, lines: _Lines) -> tuple[Any, ...] | None:
-        """The graphs (text, name; first appearance order), per-row graph index and the
-        s, p, o ids of canonical quad rows, or ``None`` if one is not canonical."""
-        dictionary = self.dictionary
-        columns = []
-        for name in ("s", "p", "o"):
-            codes = pc.dictionary_encode(getattr(lines, name))
-            distinct = codes.dictionary
+    def _name(self, graph: str) -> EventId:
+        name = self.texts.name(graph)
+        assert name is not None, graph  # checked when the graph was read
+        return name
+
+    def _meta(self, subjects: list[str], said: np.ndarray) -> dict[str, list[Statement]]:
+        """Statements as ``_Assembly.meta`` holds them."""
+        meta: dict[str, list[Statement]] = {}
+        statement_of = self.statements.statement
+        for subject, number in zip(subjects, said.tolist(), strict=True):
+            statement = statement_of(number)
+            assert statement is not None
+            meta.setdefault(subject, []).append(statement)
+        return meta
+
+    # ----------------------------------------------------------- the columnar path
+
+    def _analyse(self, data: bytes) -> _Found | None:
+        """A block of whole lines as columns, or ``None`` unless every line is canonical
+        (as ``_split`` finds it, its terms read back as their text)."""
+        words, n = self.reading.words_for(data)
+        buf = words.view(np.uint8)[:n]
+        ends = np.flatnonzero(buf == _NL)
+        if buf.max() >= 0x80:
             try:
-                ids = dictionary.encode(distinct)
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        quads, defaults = self.reading.tokens_for(len(ends))
+        ok, nq, nd = _scan(words, ends, _BLANK, quads, defaults)
+        if not ok:
+            return None
+        quads, defaults = quads[:, :nq], defaults[:, :nd]
+        terms = self._terms(words, quads)
+        if terms is None:
+            return None
+        lo = np.concatenate([quads[6], defaults[0]])
+        hi = np.concatenate([quads[7], defaults[1]])
+        codes, first = _encode(words, lo, hi)
+        names = _strings(words, lo[first], hi[first])
+        if not self._names(names):
+            return None
+        rest_of, rest_first = _encode(words, defaults[2], defaults[3])
+        numbers = self._numbers(words, defaults[2][rest_first], defaults[3][rest_first])
+        if numbers is None:
+            return None
+        said = numbers[rest_of]
+        useful = self.statements.kind[said] > 0
+        graphs = int(codes[:nq].max()) + 1 if nq else 0
+        about = codes[nq:][useful]
+        s, p, o = terms
+        return _Found(s, p, o, codes[:nq], names, graphs, about, said[useful], len(ends))
+
+    def _terms(
+        self, words: np.ndarray, quads: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The s, p, o ids of quad rows: texts met before by their bytes, the others
+        encoded once per distinct text; ``None`` if one is not the canonical text of a
+        term, or a subject is a literal, or a predicate not an IRI."""
+        lo = np.concatenate([quads[0], quads[2], quads[4]])
+        hi = np.concatenate([quads[1], quads[3], quads[5]])
+        known = self.reading.known
+        ids = known.find(words, lo, hi)
+        missing = np.flatnonzero(ids < 0)
+        dictionary = self.dictionary
+        if len(missing):
+            lo, hi = lo[missing], hi[missing]
+            codes, first = _encode(words, lo, hi)
+            distinct = _strings(words, lo[first], hi[first])
+            try:
+                found = dictionary.encode(distinct)
             except ValueError:
                 return None
-            if dictionary.texts(ids) != distinct.to_pylist():
-                return None  # a spelling other than the canonical one: the reader's own path
-            columns.append((ids, codes.indices.to_numpy(zero_copy_only=False)))
+            if dictionary.texts(found) != distinct.to_pylist():
+                return None  # a spelling other than the canonical one
+            ids[missing] = found[codes]
+            known.add(words, lo[first], hi[first], found)
+        n = quads.shape[1]
+        s, p, o = ids[:n], ids[n : 2 * n], ids[2 * n :]
         kinds = dictionary.values.kind
-        subject_kinds = kinds[columns[0][0]]
+        subject_kinds = kinds[s]
         if not np.all((subject_kinds == KIND_IRI) | (subject_kinds == KIND_BLANK)):
             return None
-        if not np.all(kinds[columns[1][0]] == KIND_IRI):
+        if not np.all(kinds[p] == KIND_IRI):
             return None
-        codes = pc.dictionary_encode(lines.g)
-        graphs = []
-        for text in codes.dictionary.to_pylist():
-            node = self.texts.name(text)
-            if node is None:
-                return None
-            graphs.append((text, node))
-        s, p, o = (ids[indices] for ids, indices in columns)
-        return graphs, codes.indices.to_numpy(zero_copy_only=False), s, p, o
+        return s, p, o
 
-    def complete(self, final: bool) -> _Piece | None:
-        """The events complete after the current block, as ``_Assembly.close`` finds them
-        (errors reported there), with their triples."""
-        events = self.close(final)
-        serials = self.serials
-        good = np.array([serials[str(event.id)] for event in events], np.int64)
-        for graph in [graph for graph in serials if graph not in self.pending]:
-            del serials[graph]
+    def _names(self, texts: pa.Array) -> bool:
+        """Whether each text is a graph name (``Texts.name``), the plain ones found by
+        a regular expression."""
+        plain = pc.match_substring_regex(texts, _NAME)
+        if plain.false_count == 0:
+            return True
+        others = texts.filter(pc.invert(plain)).to_pylist()
+        return all(self.texts.name(text) is not None for text in others)
+
+    def _numbers(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+        """The statement numbers of default-graph lines' distinct ``"p o ."`` texts
+        (``_Statements.numbers``), once the statements no event needs are forgotten."""
+        table = self.statements
+        if len(table.items) > CACHE_LIMIT and self.columnar:
+            new = table.compact(np.concatenate([self.said, self.loose_said]))
+            self.said, self.loose_said = new[: len(self.said)], new[len(self.said) :]
+        return table.numbers(words, lo, hi)
+
+    def _add(self, found: _Found, block: int) -> None:
+        """Add what a canonical block holds (as ``_Assembly.canonical``)."""
+        names = found.names
+        old = len(self.graphs)
+        where = _positions(names, self.graphs) if old else np.full(len(names), -1)
+        named = where >= 0
+        self.first_named = int(where[named].min()) if named.any() else old
+        fresh = np.zeros(len(names), np.bool_)
+        fresh[: found.graphs] = ~named[: found.graphs]
+        count = int(fresh.sum())
+        serial = np.full(len(names), -1, np.int64)
+        serial[named] = self.numbers[where[named]]
+        serial[fresh] = np.arange(self.next_serial, self.next_serial + count)
+        self.next_serial += count
+        if count:
+            self.graphs = pa.concat_arrays([self.graphs, names.filter(pa.array(fresh))])
+            self.blocks = np.concatenate([self.blocks, np.full(count, block, np.int64)])
+            self.numbers = np.concatenate([self.numbers, serial[fresh]])
+        if len(found.graph_of):
+            self.rows.append((serial[found.graph_of], found.s, found.p, found.o))
+        held, said = [self.held], [self.said]
+        if len(self.loose):  # statements before their graph: now about an event, or kept
+            at = _positions(self.loose, names)  # while named, as ``_prune`` keeps them
+            owner = np.full(len(at), -1, np.int64)
+            owner[at >= 0] = serial[at[at >= 0]]
+            held.append(owner[owner >= 0])
+            said.append(self.loose_said[owner >= 0])
+            keep = (at >= 0) & (owner < 0)
+            self.loose = self.loose.filter(pa.array(keep))
+            self.loose_said = self.loose_said[keep]
+        owner = serial[found.about]
+        about = owner >= 0
+        held.append(owner[about])
+        said.append(found.said[about])
+        self.held, self.said = np.concatenate(held), np.concatenate(said)
+        if not about.all():
+            others = names.take(pa.array(found.about[~about]))
+            self.loose = pa.concat_arrays([self.loose, others])
+            self.loose_said = np.concatenate([self.loose_said, found.said[~about]])
+        self.mentioned = names
+
+    def _close_columns(self, final: bool) -> _Piece | None:
+        """``_Assembly.close`` on the columnar state: the events before the first one the
+        block names (all if ``final``), then forget what no event to come needs."""
+        graphs, numbers = self.graphs, self.numbers
+        n = len(graphs)
+        done = n if final else min(self.first_named, n)
+        piece = None
+        if done:
+            cut = numbers[done] if done < n else np.iinfo(np.int64).max
+            mine = self.held < cut
+            event = np.searchsorted(numbers[:done], self.held[mine])
+            closed = graphs.slice(0, done)
+            piece = self._events(closed, event, self.said[mine], numbers[:done], numbers[done:])
+            self.held, self.said = self.held[~mine], self.said[~mine]
+        if not final:
+            if self.dropped:
+                alive = pa.concat_arrays([graphs.slice(done), self.mentioned])
+                dropped = pa.array(sorted(self.dropped), pa.string())
+                self.dropped = set(dropped.filter(pc.is_in(dropped, value_set=alive)).to_pylist())
+            oldest = int(self.blocks[done]) if done < n else self.kept[-1][0] + 1
+            while self.kept and self.kept[0][0] < oldest - 1:
+                self.kept.popleft()
+        self.graphs = graphs.slice(done)
+        self.blocks = self.blocks[done:]
+        self.numbers = numbers[done:]
+        self.first_named = len(self.graphs)
+        self.mentioned = _NO_TEXT
+        return piece
+
+    def _events(
+        self,
+        closed: pa.Array,
+        event: np.ndarray,
+        said: np.ndarray,
+        numbers: np.ndarray,
+        alive: np.ndarray,
+    ) -> _Piece | None:
+        """The events of graphs ``closed`` (serials ``numbers``), with their statements
+        (``event``, ``said``): each read at once when its statements are one valid time
+        and (without ``stream=``) one stream IRI, its time in order and no bad line names
+        it; else all through ``_Assembly.close``. The rows of serials ``alive`` are kept."""
+        f = len(closed)
+        table = self.statements
+        kind = table.kind[said].astype(np.int64)
+        counts = np.bincount(event * 5 + kind, minlength=5 * f).reshape(f, 5)
+        times = np.zeros((5, f), np.int64)
+        valid = np.zeros((5, f), np.bool_)
+        times[kind, event] = table.ms[said]
+        valid[kind, event] = table.timed[said]
+        point = (counts[:, _GENERATED] == 1) & (counts[:, _STARTED] == 0) & valid[_GENERATED]
+        point &= counts[:, _ENDED] == 0
+        interval = (counts[:, _GENERATED] == 0) & (counts[:, _STARTED] == 1) & valid[_STARTED]
+        interval &= (counts[:, _ENDED] == 1) & valid[_ENDED] & (times[_ENDED] >= times[_STARTED])
+        start = np.where(point, times[_GENERATED], times[_STARTED])
+        end = np.where(point, times[_GENERATED], times[_ENDED])
+        good = point | interval
+        stream = self.texts.opts.stream
+        if stream is None:
+            names = list(table.streams)
+            codes = np.full(f, -1, np.int32)
+            stated = kind == _STREAM
+            codes[event[stated]] = table.stream[said[stated]]
+            good &= (counts[:, _STREAM] == 1) & (codes >= 0)
+        else:
+            names = [stream]
+            codes = np.zeros(f, np.int32)
+        if self.dropped:
+            dropped = pa.array(list(self.dropped), pa.string())
+            good &= ~np.asarray(pc.is_in(closed, value_set=dropped).to_numpy(zero_copy_only=False))
+        if good.all() and self._in_order(names, codes, start):
+            return self._piece(alive, numbers, None, names, codes, start, end)
+        # the reader's own close, on these events alone
+        graphs = closed.to_pylist()
+        self.pending = {
+            graph: (self._name(graph), [], block)
+            for graph, block in zip(graphs, self.blocks[:f].tolist(), strict=True)
+        }
+        self.meta = self._meta([graphs[e] for e in event.tolist()], said)
+        events = self.close(True)
+        serial = dict(zip(graphs, numbers.tolist(), strict=True))
+        good_numbers = np.array([serial[str(e.id)] for e in events], np.int64)
+        return self._piece(alive, good_numbers, events)
+
+    def _in_order(self, names: list[str], codes: np.ndarray, start: np.ndarray) -> bool:
+        """Whether the events' times go forward in each stream (``TimeOrder``), then
+        remember their last times."""
+        last = self.times.last
+        latest: dict[str, int] = {}
+        for code in np.unique(codes).tolist():
+            t = start[codes == code]
+            before = last.get(names[code])
+            running = np.maximum.accumulate(t)
+            if (before is not None and t[0] < before) or np.any(t[1:] < running[:-1]):
+                return False
+            latest[names[code]] = int(running[-1])
+        last.update(latest)
+        return True
+
+    def _piece(
+        self,
+        alive: np.ndarray,
+        good: np.ndarray,
+        events: list[Event] | None,
+        names: list[str] | None = None,
+        codes: np.ndarray | None = None,
+        start: np.ndarray | None = None,
+        end: np.ndarray | None = None,
+    ) -> _Piece | None:
+        """The events of serials ``good`` (increasing), from ``events`` or the columns
+        given, with their rows; the rows of serials ``alive`` (increasing) are kept for
+        the events still to come, the others dropped."""
         rows = self.rows
         if not rows:
-            rows = [(np.empty(0, np.int64),) + (np.empty(0, np.int32),) * 3]
+            rows = [(_NO_INTS,) + (np.empty(0, np.int32),) * 3]
         row_serial, s, p, o = (np.concatenate(column) for column in zip(*rows, strict=True))
-        keep = np.isin(row_serial, np.fromiter(serials.values(), np.int64, len(serials)))
+        _, keep = _lookup(alive, row_serial)
         self.rows = [(row_serial[keep], s[keep], p[keep], o[keep])] if keep.any() else []
-        if not events:
+        if not len(good):
             return None
-        take = np.isin(row_serial, good)
-        event_index = np.searchsorted(good, row_serial[take])
-        order = np.argsort(event_index, kind="stable")
+        event_index, taken = _lookup(good, row_serial)
+        take = np.flatnonzero(taken)
+        if np.any(np.diff(event_index[take]) < 0):
+            take = take[np.argsort(event_index[take], kind="stable")]
+        if events is not None:
+            names = [event.stream for event in events]
+            start = np.array([event.t_start for event in events], np.int64)
+            end = np.array([event.t_end for event in events], np.int64)
+        assert names is not None and start is not None and end is not None
         return _Piece(
-            [event.stream for event in events],
-            np.array([event.t_start for event in events], np.int64),
-            np.array([event.t_end for event in events], np.int64),
-            event_index[order].astype(np.int32),
-            s[take][order],
-            p[take][order],
-            o[take][order],
+            names,
+            start,
+            end,
+            event_index[take].astype(np.int32),
+            s[take],
+            p[take],
+            o[take],
+            codes,
         )
 
 
@@ -681,9 +1632,9 @@ def _nquads_pieces(
 ) -> Iterator[_Piece]:
     """The events of an N-Quads file or folder of parts, block by block as
     ``rsep.rdf.formats.nquads.read_nquads`` reads them."""
-    texts = Texts(opts)
+    reading = _Reading(Texts(opts), dictionary)
     for file in part_files(path):
-        assembly = _Columns(file, texts, bad, dictionary)
+        assembly = _Columns(file, bad, reading)
         buffer = b""
         line = 1
         block = 0
@@ -707,11 +1658,13 @@ def _nquads_pieces(
             cut = buffer.rfind(b"\n") + 1
             if cut <= waiting:
                 continue
-            used = assembly.read(buffer[:cut], line, block, False, not waiting)
+            data = buffer[:cut]
+            used = assembly.read(data, line, block, False, not waiting)
             waiting = cut if used < cut else 0
             if used:
-                assembly.keep(block, buffer[:used], line)
-                line += buffer.count(b"\n", 0, used)
+                assembly.keep(block, data if used == cut else buffer[:used], line)
+                newlines = assembly.newlines
+                line += buffer.count(b"\n", 0, used) if newlines is None else newlines
                 buffer = buffer[used:]
                 waiting = max(0, waiting - used)
                 piece = assembly.complete(False)
