@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyoxigraph import Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from rsep.algebra.events import Gpm
 from rsep.algebra.gpm import (
@@ -37,6 +37,7 @@ from rsep.lang import ast
 from rsep.lang.printer import to_sparql
 from rsep.rdf.event import Event
 from rsep.rdf.sparql import GraphMatcher
+from rsep.rdf.terms import XSD_STRING
 
 __all__ = ["CompiledGpm", "Filter", "Solutions", "compile_gpm", "kb_table", "solutions"]
 
@@ -310,6 +311,9 @@ def _keep_exactly(
 ) -> tuple[pa.Table, int]:
     """A FILTER without program over the solutions: evaluated by pyoxigraph once per
     distinct binding of its variables (remembered across batches); how many were new."""
+    test = _string_test(f.expr)
+    if test is not None:
+        return table.filter(_string_verdicts(table[test[1]].to_numpy(), test, dictionary)), 0
     names = sorted(expression_variables(f.expr))
     if not names:
         keys = np.zeros((table.num_rows, 0), np.int32)
@@ -328,3 +332,44 @@ def _keep_exactly(
             fresh += 1
         verdicts[i] = found
     return table.filter(pa.array(verdicts[inverse.reshape(-1)])), fresh
+
+
+_STRING_TESTS = {
+    "STRSTARTS": pc.starts_with,
+    "STRENDS": pc.ends_with,
+    "CONTAINS": pc.match_substring,
+}
+
+
+def _string_test(expr: ast.Expr) -> tuple[str, str, str] | None:
+    """``STRSTARTS|STRENDS|CONTAINS(STR(?v), "s")`` as (function, variable, string): a
+    test decided on the terms' texts at once (SPARQL 1.1 sec. 17.4.2.5, 17.4.3.8-10)."""
+    if not isinstance(expr, ast.BuiltIn) or expr.name not in _STRING_TESTS or len(expr.args) != 2:
+        return None
+    subject, constant = expr.args
+    if not (
+        isinstance(subject, ast.BuiltIn)
+        and subject.name == "STR"
+        and len(subject.args) == 1
+        and isinstance(subject.args[0], ast.Var)
+        and isinstance(constant, ast.Literal)
+        and constant.lang is None
+        and constant.datatype == XSD_STRING
+    ):
+        return None
+    return expr.name, subject.args[0].name, constant.lexical
+
+
+def _string_verdicts(
+    ids: np.ndarray, test: tuple[str, str, str], dictionary: TermDictionary
+) -> pa.Array:
+    """The test on each row's term: ``STR`` of an IRI is the IRI, of a literal its lexical
+    form; of a blank node or triple term an error (false)."""
+    distinct, inverse = np.unique(ids, return_inverse=True)
+    texts: list[str | None] = []
+    for ident in distinct.tolist():
+        node = dictionary.node(ident)
+        texts.append(node.value if isinstance(node, NamedNode | Literal) else None)
+    found = _STRING_TESTS[test[0]](pa.array(texts, pa.string()), test[2])
+    verdicts = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+    return pa.array(verdicts[inverse.reshape(-1)])
