@@ -4,8 +4,10 @@ form; ENGINE.md, "Reading"), and the readers that fill batches straight from fil
 
 :func:`read_batches` gives exactly the events of :func:`rsep.rdf.formats.read_events` (and
 of the Parquet event store that ``rsep convert`` writes), in the same order, a batch at a
-time. N-Quads and the event store are read by Arrow kernels with no Python object per
-triple; the other formats go through ``read_events`` and are converted.
+time. The event store is read by Arrow kernels with no Python object per triple; N-Quads by
+numba kernels and Arrow, its events assembled as columns, with no Python object nor loop
+step per event or triple on a canonical block (section "N-Quads" below); the other formats
+go through ``read_events`` and are converted.
 """
 
 from __future__ import annotations
@@ -656,6 +658,19 @@ def _scan(
     return True, nq, nd
 
 
+@njit(inline="always")
+def _recent(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int) -> int:
+    """The row one or two before ``i`` with the same bytes (a graph's lines, an event's
+    statements, its time and stream alternating), or -1."""
+    a = lo[i]
+    length = hi[i] - a
+    for back in range(1, 3):
+        j = i - back
+        if j >= 0 and hi[j] - lo[j] == length and _same(words, lo[j], words, a, length):
+            return j
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dictionary encoding of the byte strings from ``lo[i]`` to ``hi[i]``: each one's
@@ -672,11 +687,12 @@ def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarr
     first = np.empty(n, np.int64)
     distinct = 0
     for i in range(n):
+        same = _recent(words, lo, hi, i)
+        if same >= 0:
+            codes[i] = codes[same]
+            continue
         a = lo[i]
         length = hi[i] - a
-        if i and hi[i - 1] - lo[i - 1] == length and _same(words, lo[i - 1], words, a, length):
-            codes[i] = codes[i - 1]  # runs: a graph's lines, a subject's statements
-            continue
         h = _hash(words, a, length)
         slot = h & mask
         while True:
@@ -708,33 +724,36 @@ def _find(
     values: np.ndarray,
     arena: np.ndarray,
 ) -> np.ndarray:
-    """The value of each byte string from ``lo[i]`` to ``hi[i]`` in a ``_Known`` table, or
-    -1."""
-    n = lo.shape[0]
-    out = np.empty(n, np.int32)
+    """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` in a ``_Known``
+    table, or -1."""
+    out = np.empty(lo.shape, np.int32)
     mask = np.uint64(slots.shape[0] - 1)
-    for i in range(n):
-        a = lo[i]
-        length = hi[i] - a
-        if i and hi[i - 1] - lo[i - 1] == length and _same(words, lo[i - 1], words, a, length):
-            out[i] = out[i - 1]
-            continue
-        h = _hash(words, a, length)
-        slot = h & mask
-        out[i] = -1
-        while True:
-            entry = slots[slot]
-            if entry < 0:
-                break
-            at = starts[entry]
-            if (
-                hashes[entry] == h
-                and starts[entry + 1] - at == length
-                and _same(arena, at, words, a, length)
-            ):
-                out[i] = values[entry]
-                break
-            slot = (slot + np.uint64(1)) & mask
+    for r in range(lo.shape[0]):
+        row_lo = lo[r]
+        row_hi = hi[r]
+        for i in range(lo.shape[1]):
+            same = _recent(words, row_lo, row_hi, i)
+            if same >= 0:
+                out[r, i] = out[r, same]
+                continue
+            a = row_lo[i]
+            length = row_hi[i] - a
+            h = _hash(words, a, length)
+            slot = h & mask
+            out[r, i] = -1
+            while True:
+                entry = slots[slot]
+                if entry < 0:
+                    break
+                at = starts[entry]
+                if (
+                    hashes[entry] == h
+                    and starts[entry + 1] - at == length
+                    and _same(arena, at, words, a, length)
+                ):
+                    out[r, i] = values[entry]
+                    break
+                slot = (slot + np.uint64(1)) & mask
     return out
 
 
@@ -843,7 +862,8 @@ class _Known:
         self.size = 0
 
     def find(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """The id of each term text from ``lo[i]`` to ``hi[i]`` of a block, -1 if not met."""
+        """The id of each term text from ``lo[r, i]`` to ``hi[r, i]`` of a block, -1 if
+        not met."""
         return _find(words, lo, hi, self.slots, self.hashes, self.starts, self.values, self.arena)
 
     def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, ids: np.ndarray) -> None:
@@ -887,11 +907,12 @@ class _Statements:
     kind, time in ms (of a valid time), stream index (of an IRI). Shared by the part
     files of one read, as ``Texts`` is.
 
-    The writers' statements (a ``prov`` time as an UTC ``xsd:dateTime`` or an
-    ``xsd:integer``, an ``rsep:stream`` IRI) are read from their text by Arrow kernels,
-    their ``Statement`` made only if the reader's own path needs it; any other line's
-    ``"p o ."`` text is parsed once by ``Texts.defaults`` and known by its text, and a
-    statement of the reader's own path by itself."""
+    The writers' time statements (``_TIME_TEXTS``: a ``prov`` time as an UTC
+    ``xsd:dateTime`` or an ``xsd:integer``) are read from their bytes by a kernel, their
+    ``Statement`` made only if the reader's own path needs it; any other line's ``"p o ."``
+    text (an ``rsep:stream``, a zoned time) is parsed once by ``Texts.defaults`` and known
+    by its text, and a statement of the reader's own path by itself. Emptied of the
+    statements no event needs past ``CACHE_LIMIT``."""
 
     def __init__(self, texts: Texts) -> None:
         self.texts = texts
@@ -1400,14 +1421,13 @@ class _Columns(_Assembly):
         """The s, p, o ids of quad rows: texts met before by their bytes, the others
         encoded once per distinct text; ``None`` if one is not the canonical text of a
         term, or a subject is a literal, or a predicate not an IRI."""
-        lo = np.concatenate([quads[0], quads[2], quads[4]])
-        hi = np.concatenate([quads[1], quads[3], quads[5]])
         known = self.reading.known
-        ids = known.find(words, lo, hi)
-        missing = np.flatnonzero(ids < 0)
+        ids = known.find(words, quads[0:6:2], quads[1:6:2])
+        missing = np.nonzero(ids < 0)
         dictionary = self.dictionary
-        if len(missing):
-            lo, hi = lo[missing], hi[missing]
+        if len(missing[0]):
+            lo = quads[2 * missing[0], missing[1]]
+            hi = quads[2 * missing[0] + 1, missing[1]]
             codes, first = _encode(words, lo, hi)
             distinct = _strings(words, lo[first], hi[first])
             try:
@@ -1418,8 +1438,7 @@ class _Columns(_Assembly):
                 return None  # a spelling other than the canonical one
             ids[missing] = found[codes]
             known.add(words, lo[first], hi[first], found)
-        n = quads.shape[1]
-        s, p, o = ids[:n], ids[n : 2 * n], ids[2 * n :]
+        s, p, o = ids
         kinds = dictionary.values.kind
         subject_kinds = kinds[s]
         if not np.all((subject_kinds == KIND_IRI) | (subject_kinds == KIND_BLANK)):
