@@ -659,12 +659,13 @@ def _scan(
 
 
 @njit(inline="always")
-def _recent(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int) -> int:
-    """The row one or two before ``i`` with the same bytes (a graph's lines, an event's
-    statements, its time and stream alternating), or -1."""
+def _recent(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int, depth: int) -> int:
+    """A row at most ``depth`` before ``i`` with the same bytes (a graph's lines, an
+    event's statements, its time and stream alternating, the predicates of a schema), or
+    -1."""
     a = lo[i]
     length = hi[i] - a
-    for back in range(1, 3):
+    for back in range(1, depth + 1):
         j = i - back
         if j >= 0 and hi[j] - lo[j] == length and _same(words, lo[j], words, a, length):
             return j
@@ -687,7 +688,7 @@ def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarr
     first = np.empty(n, np.int64)
     distinct = 0
     for i in range(n):
-        same = _recent(words, lo, hi, i)
+        same = _recent(words, lo, hi, i, 2)
         if same >= 0:
             codes[i] = codes[same]
             continue
@@ -723,16 +724,17 @@ def _find(
     starts: np.ndarray,
     values: np.ndarray,
     arena: np.ndarray,
+    depths: np.ndarray,
 ) -> np.ndarray:
     """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` in a ``_Known``
-    table, or -1."""
+    table, or -1 (rows of ``r`` first compared with the ``depths[r]`` rows before)."""
     out = np.empty(lo.shape, np.int32)
     mask = np.uint64(slots.shape[0] - 1)
     for r in range(lo.shape[0]):
         row_lo = lo[r]
         row_hi = hi[r]
         for i in range(lo.shape[1]):
-            same = _recent(words, row_lo, row_hi, i)
+            same = _recent(words, row_lo, row_hi, i, depths[r])
             if same >= 0:
                 out[r, i] = out[r, same]
                 continue
@@ -843,6 +845,10 @@ _NO_TEXT = pa.array([], pa.string())
 _NO_INTS = np.empty(0, np.int64)
 
 
+_DEPTHS = np.array([2, 8, 2], np.int64)
+"""How far back a subject, predicate and object are compared before being looked up."""
+
+
 class _Known:
     """The term texts met and accepted as canonical, by their bytes, with their ids: a
     hash table of numpy arrays that the kernels read, emptied past a bound."""
@@ -864,7 +870,9 @@ class _Known:
     def find(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """The id of each term text from ``lo[r, i]`` to ``hi[r, i]`` of a block, -1 if
         not met."""
-        return _find(words, lo, hi, self.slots, self.hashes, self.starts, self.values, self.arena)
+        return _find(
+            words, lo, hi, self.slots, self.hashes, self.starts, self.values, self.arena, _DEPTHS
+        )
 
     def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, ids: np.ndarray) -> None:
         """Add distinct texts not met yet (from ``lo[i]`` to ``hi[i]`` of a block) with
@@ -1188,6 +1196,7 @@ class _Reading:
         self.statements = _Statements(texts)
         self.known = _Known()
         self.words = np.zeros(0, np.uint64)
+        self.flags = np.zeros(0, np.bool_)
         self.quads = np.zeros((8, 0), np.int64)
         self.defaults = np.zeros((4, 0), np.int64)
 
@@ -1203,6 +1212,14 @@ class _Reading:
             return self.words, n
         buf[n] = _NL
         return self.words, n + 1
+
+    def newlines(self, buf: np.ndarray) -> np.ndarray:
+        """The offsets of the newlines of ``buf``."""
+        if len(self.flags) < len(buf):
+            self.flags = np.zeros(len(buf) + (len(buf) >> 4), np.bool_)
+        flags = self.flags[: len(buf)]
+        np.equal(buf, _NL, out=flags)
+        return np.flatnonzero(flags)
 
     def tokens_for(self, lines: int) -> tuple[np.ndarray, np.ndarray]:
         """Buffers for the token offsets of ``lines`` lines."""
@@ -1384,7 +1401,7 @@ class _Columns(_Assembly):
         (as ``_split`` finds it, its terms read back as their text)."""
         words, n = self.reading.words_for(data)
         buf = words.view(np.uint8)[:n]
-        ends = np.flatnonzero(buf == _NL)
+        ends = self.reading.newlines(buf)
         if buf.max() >= 0x80:
             try:
                 data.decode("utf-8")
