@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cluster import application_id, event_log, standalone_cluster, tasks_per_executor
-from test_replay import canonical, compiled, oracle
+from cluster import Cluster, application_id, event_log, standalone_cluster, tasks_per_executor
+from test_replay import PARTITIONED, canonical, compiled, market, oracle, write_parts
 
 from rsep.rdf.formats import read_events
 from rsep.rdf.results import read_results
@@ -21,6 +21,19 @@ from rsep.semantics.graph import read_graph
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 KB = "http://www.example.com/kb"
+
+
+def run_spark(cluster: Cluster, query: Path, out: Path, *data: str) -> None:
+    """``rsep run QUERY DATA… --engine spark --master spark://…`` in a process of its own,
+    the answers to ``out``."""
+    command = [
+        sys.executable, "-m", "rsep.cli.main", "run", str(query), *data,
+        "--engine", "spark", "--master", cluster.url, "--output", str(out),
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, env=cluster.client_env(), capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:] + "\n" + cluster.logs()
 
 
 def test_replay_on_two_workers(shared_data: Path, tmp_path: Path) -> None:
@@ -34,15 +47,7 @@ def test_replay_on_two_workers(shared_data: Path, tmp_path: Path) -> None:
     assert len(expected) == 1
     out = tmp_path / "results.jsonl"
     with standalone_cluster(tmp_path / "cluster", workers=2) as cluster:
-        command = [
-            sys.executable, "-m", "rsep.cli.main", "run", str(query),
-            "--stream", str(stream), "--graph", f"{KB}={kb}",
-            "--engine", "spark", "--master", cluster.url, "--output", str(out),
-        ]  # fmt: skip
-        done = subprocess.run(
-            command, env=cluster.client_env(), capture_output=True, text=True, timeout=600
-        )
-        assert done.returncode == 0, done.stderr[-3000:] + "\n" + cluster.logs()
+        run_spark(cluster, query, out, "--stream", str(stream), "--graph", f"{KB}={kb}")
         events = event_log(cluster.events)
         app = application_id(events)
         on_workers = cluster.executors(app)
@@ -60,3 +65,33 @@ def test_replay_on_two_workers(shared_data: Path, tmp_path: Path) -> None:
     for ui, ids in on_workers.items():
         assert sum(tasks[i] for i in ids) > 0, f"no task ran on the worker at {ui}: {tasks}"
     assert "driver" not in tasks
+
+
+def test_columnar_on_two_workers(tmp_path: Path) -> None:
+    """The columnar engine in tasks (rsep.spark.columnar) on ``spark://``: SEQ (A; N; B)
+    partitioned by ?company over stocks and news (news without a key go to every
+    partition) in three part files, read by tasks on both workers; the oracle's answers
+    once each, though the projection drops the key."""
+    text = PARTITIONED
+    query = tmp_path / "query.spaseq"
+    query.write_text(text, encoding="utf-8")
+    events = market(11, 120)
+    folder = write_parts(events, tmp_path / "market", 3)
+    expected = oracle(compiled(text), events)
+    assert expected
+    out = tmp_path / "results.jsonl"
+    with standalone_cluster(tmp_path / "cluster", workers=2) as cluster:
+        run_spark(cluster, query, out, "--stream", str(folder))
+        events_log = event_log(cluster.events)
+        on_workers = cluster.executors(application_id(events_log))
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert canonical(read_results(lines, str(out))) == expected
+    tasks = tasks_per_executor(events_log)
+    for ui, ids in on_workers.items():
+        assert sum(tasks[i] for i in ids) > 0, f"no task ran on the worker at {ui}: {tasks}"
+    sites = {
+        str(e["Stage Info"]["Stage Name"]) + str(e["Stage Info"]["Details"])
+        for e in events_log
+        if e["Event"] == "SparkListenerStageSubmitted"
+    }
+    assert any("rsep/spark/columnar.py" in site for site in sites), sites

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pyoxigraph import Triple
 from test_replay import (
+    EX,
     NEWS,
     PARTITIONED,
     STOCKS,
@@ -265,3 +266,13 @@ def test_vshape_small_against_the_oracle(spark: SparkSession, tmp_path: Path) ->
     found = run(spark, plan, [StreamInput(data.nquads)], graphs, partitions=2)
     events = list(read_events(data.nquads))
     assert canonical(found.results) == oracle(plan, events, graphs)
+
+
+def test_triples_no_pattern_matches_are_not_shipped() -> None:
+    """Only triples whose predicate some GPM's pattern names are shipped to the engine's
+    tasks (no other can be in a solution, Def. 7); a variable predicate ships them all."""
+    from rsep.spark.columnar import _predicates
+
+    assert _predicates(compiled(PARTITIONED)) == {f"<{EX}price>", f"<{EX}alert>"}
+    anything = PARTITIONED.replace("?n ex:alert ?level", "?n ?what ?level")
+    assert _predicates(compiled(anything)) is None

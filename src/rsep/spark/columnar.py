@@ -219,12 +219,15 @@ def event_frame(
 ) -> DataFrame:
     """The events of the listed files as rows :data:`EVENT_SCHEMA`, read and routed by
     Spark tasks, one per file (module docstring, 1-2)."""
+    slots = max(1, min(len(listing), _shuffle_partitions(spark)))
+    buckets = _buckets(slots)
+    rows = [(*task, buckets[task[0] * slots // len(listing)]) for task in listing]
     tasks = spark.createDataFrame(
-        list(listing),
-        "task int, kind string, path string, stream string, opts string, fixed string",
-    ).repartitionByRange(max(1, len(listing)), "task")
+        rows,
+        "task int, kind string, path string, stream string, opts string, fixed string, bucket long",
+    ).repartition(slots, "bucket")
     run = _read_task(scheme, graphs, until)
-    return tasks.mapInArrow(run, EVENT_SCHEMA)
+    return tasks.drop("bucket").mapInArrow(run, EVENT_SCHEMA)
 
 
 def _read_task(
@@ -233,19 +236,21 @@ def _read_task(
     """The function each read task runs over its listing rows (module docstring, 1-2)."""
 
     def run(listing: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        files: list[_Task] = []
         for rows in listing:
-            for task, kind, path, stream, opts, fixed in zip(
-                *(rows.column(n).to_pylist() for n in rows.schema.names), strict=True
-            ):
-                with _marked_errors():
-                    router = _Router(scheme, graphs, until)
-                    unit = scheme.final.parameters.time_unit
-                    for batch in _file_batches(
-                        kind, Path(path), stream, json.loads(opts), fixed, router.dictionary, unit
-                    ):
-                        out = router.rows(batch, task)
-                        if out.num_rows:
-                            yield out
+            files += zip(*(rows.column(n).to_pylist() for n in rows.schema.names), strict=True)
+        if not files:
+            return
+        with _marked_errors():
+            router = _Router(scheme, graphs, until)
+            unit = scheme.final.parameters.time_unit
+            for task, kind, path, stream, opts, fixed in sorted(files):
+                for batch in _file_batches(
+                    kind, Path(path), stream, json.loads(opts), fixed, router.dictionary, unit
+                ):
+                    out = router.rows(batch, task)
+                    if out.num_rows:
+                        yield out
 
     return run
 
@@ -305,6 +310,10 @@ class _Router:
         self.streams = frozenset(scheme.final.dataset.streams)
         self.texts = pa.array([], pa.string())
         self.owners: dict[tuple[int, ...], int] = {}
+        used = _predicates(scheme.final)
+        self.predicates = (
+            None if used is None else np.array([self.dictionary.intern(p) for p in used], np.int32)
+        )
 
     def _texts(self) -> pa.Array:
         """The canonical text of every id so far (grown as the dictionary grows)."""
@@ -329,12 +338,16 @@ class _Router:
         home = np.ones(len(event), np.bool_)
         home[1:] = event[1:] != event[:-1]
         texts = self._texts()
-        bounds = np.searchsorted(batch.triple_event, np.arange(len(batch) + 1)).astype(np.int32)
+        triple_event, s, p, o = batch.triple_event, batch.s, batch.p, batch.o
+        if self.predicates is not None:  # a triple no pattern can match changes no solution
+            used = np.isin(p, self.predicates)
+            triple_event, s, p, o = triple_event[used], s[used], p[used], o[used]
+        bounds = np.searchsorted(triple_event, np.arange(len(batch) + 1)).astype(np.int32)
         lists = [
             pa.ListArray.from_arrays(pa.array(bounds), texts.take(pa.array(ids))).take(
                 pa.array(event)
             )
-            for ids in (batch.s, batch.p, batch.o)
+            for ids in (s, p, o)
         ]
         stream = pa.array(batch.streams, pa.string()).take(pa.array(batch.event_stream[event]))
         columns = [
@@ -376,6 +389,28 @@ class _Router:
             key = tuple(self.dictionary.texts(np.array(ids)))
             found = self.owners[ids] = owner(key, self.scheme.partitions)
         return found
+
+
+def _predicates(plan: Plan) -> frozenset[str] | None:
+    """The predicates of every GPM's triple patterns over the events (SPAseq Def. 7: a GPM
+    matches an event's graph by its basic graph pattern), or ``None`` when a pattern's
+    predicate is a variable or a FILTER may read the graph (``EXISTS``)."""
+    from rsep.algebra.events import Gpm
+    from rsep.algebra.gpm import event_part
+    from rsep.lang.printer import to_sparql
+
+    found: set[str] = set()
+    for node in plan.r2r.walk():
+        if not isinstance(node, Gpm):
+            continue
+        part = event_part(node)
+        if isinstance(part, str) or any("EXISTS" in to_sparql(f).upper() for f in part[1]):
+            return None
+        for _, p, _ in part[0]:
+            if not p.startswith("<"):
+                return None
+            found.add(p)
+    return frozenset(found)
 
 
 def _event_schema() -> pa.Schema:
