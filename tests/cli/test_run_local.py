@@ -143,3 +143,25 @@ def test_spark_engine_honours_until_on_windows(
             out.append(sorted(json.dumps(r, sort_keys=True) for r in found))
         assert out[0] == out[1] and out[0]
         assert max(json.loads(r)["time"] for r in out[1]) <= int(args[-1])
+
+
+def test_local_engine_reads_the_event_store_and_n_quads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], repo_root: Path
+) -> None:
+    """The V shape over planted bars (``rsep bench``'s stand-in data), read from the
+    N-Quads file and from the Parquet event store (the columnar engine reads both straight
+    into batches): the oracle's 14 answers from either."""
+    from rsep.workloads.bench import KB_GRAPH, prepare_bars
+    from rsep.workloads.stock import planted_vshapes, write_vshape_bars
+
+    data = prepare_bars(write_vshape_bars(tmp_path, 200), tmp_path)
+    vshape = repo_root / "examples" / "uc4-stock" / "v-shape.spaseq"
+    kb = ["--graph", f"{KB_GRAPH}={data.kb}"]
+    stream = "http://example.org/stream/nasdaq"
+    reference, local = both([str(vshape), "--stream", f"{stream}={data.nquads}", *kb], capsys)
+    assert local == reference and len(reference) == planted_vshapes(200) == 14
+    parts = sorted(p for p in data.store.iterdir() if p.is_dir())
+    args = [str(vshape), "--stream", f"{stream}={parts[0]}", *kb, "--engine", "local"]
+    assert cli.main(["run", *args]) == 0
+    from_store = sorted(json.dumps(r, sort_keys=True) for r in lines(capsys.readouterr().out))
+    assert from_store == reference
