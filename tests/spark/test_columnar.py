@@ -276,3 +276,29 @@ def test_triples_no_pattern_matches_are_not_shipped() -> None:
     assert _predicates(compiled(PARTITIONED)) == {f"<{EX}price>", f"<{EX}alert>"}
     anything = PARTITIONED.replace("?n ex:alert ?level", "?n ?what ?level")
     assert _predicates(compiled(anything)) is None
+
+
+def test_undecided_filter_falls_back(spark: SparkSession, tmp_path: Path) -> None:
+    """Decimal prices a double cannot tell apart: the kernel cannot decide ``?p2 < ?p1``
+    (Undecided), so ``columnar_replay`` gives None and ``run_on_spark`` answers on the
+    per-event path, with the oracle's results."""
+    from pyoxigraph import Literal, NamedNode
+
+    from rsep.rdf.event import Event
+
+    decimal = NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
+    prices = ["1.00000000000000003", "1.00000000000000002", "1.00000000000000001"]
+    events = [
+        Event.point(
+            STOCKS,
+            1000 * k,
+            [Triple(NamedNode(EX + "c"), NamedNode(EX + "price"), Literal(v, datatype=decimal))],
+        )
+        for k, v in enumerate(prices)
+    ]
+    plan = compiled(STRICT_KEYLESS)
+    inputs = [StreamInput(write_parts(events, tmp_path / "decimals", 1))]
+    assert columnar_replay(spark, plan, inputs) is None
+    expected = oracle(plan, events)
+    assert len(expected) == 2
+    assert canonical(run_on_spark(plan, inputs)) == expected
