@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -488,14 +487,33 @@ def test_nquads_messy_files(
     slashes=st.sampled_from(["", "/", "//", "///"]),
 )
 def test_plain_names_are_names(path: str, scheme: str, slashes: str) -> None:
-    """A graph name the regular expression takes is one that ``Texts.name`` takes."""
-    from rsep.engine.batch import _NAME
+    """A graph name the kernel finds plain is one that ``Texts.name`` takes."""
+    from rsep.engine.batch import _NAME_BYTES, _plain
     from rsep.rdf.formats.ntriples import name_term
 
-    for text in (f"<{scheme}:{slashes}{path}>", f"_:{path}"):
-        plain = pc.match_substring_regex(pa.array([text]), _NAME)[0].as_py()
-        if plain:
+    texts = [f"<{scheme}:{slashes}{path}>", f"_:{path}", f"<{scheme}:{path}>"]
+    data = b"".join(text.encode() for text in texts)
+    words = np.zeros(len(data) // 8 + 3, np.uint64)
+    words.view(np.uint8)[: len(data)] = np.frombuffer(data, np.uint8)
+    ends = np.cumsum([len(text.encode()) for text in texts])
+    plain = _plain(words, np.concatenate([[0], ends[:-1]]), ends, _NAME_BYTES)
+    for text, found in zip(texts, plain.tolist(), strict=True):
+        if found:
             assert name_term(text) is not None, text
+    assert _plain(words[:0], np.zeros(0, np.int64), np.zeros(0, np.int64), _NAME_BYTES).size == 0
+
+
+def test_writers_names_are_plain() -> None:
+    from rsep.engine.batch import _NAME_BYTES, _plain
+
+    texts = [f"<{EX}g1>", "_:b1", "<urn:x:y>", "<http://h:80/a/b?q=1#f>", "_:a.b-c", "<file:///x>"]
+    texts += ["<http://a b>", "_:.a", "_:a.", "<1x:y>", "<http://h:x/>", "<http://%41>"]
+    data = "".join(texts).encode()
+    words = np.zeros(len(data) // 8 + 3, np.uint64)
+    words.view(np.uint8)[: len(data)] = np.frombuffer(data, np.uint8)
+    ends = np.cumsum([len(text) for text in texts])
+    plain = _plain(words, np.concatenate([[0], ends[:-1]]), ends, _NAME_BYTES)
+    assert plain.tolist() == [True] * 6 + [False] * 6
 
 
 def test_bounded_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ go through ``read_events`` and are converted.
 from __future__ import annotations
 
 import contextlib
+import string
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
@@ -493,21 +494,34 @@ def _store_piece(
 # same state turned into its objects; the next canonical block turns it back into columns.
 
 _NL, _SP, _QUOTE, _DOT, _HASH, _LT, _GT, _LOW, _COLON = (ord(c) for c in '\n ".#<>_:')
+_SLASH, _QUERY_MARK = ord("/"), ord("?")
 _BLANK = np.zeros(256, np.bool_)
 _BLANK[[ord(c) for c in " \t\r\x0b\x0c"]] = True
 """The bytes that a blank or comment line may start with (a subset of ``str.strip``'s)."""
 
-_PC = r"A-Za-z0-9\-._~!$&'()*+,;=:@"
-_IRI = (
-    r"<[A-Za-z][A-Za-z0-9+\-.]*:"
-    rf"(?://[A-Za-z0-9\-._~]*(?::[0-9]*)?(?:/[{_PC}/]*)?|/(?:[{_PC}][{_PC}/]*)?|[{_PC}][{_PC}/]*)?"
-    rf"(?:\?[{_PC}/?]*)?(?:#[{_PC}/?]*)?>"
+
+def _bytes_of(chars: str) -> np.ndarray:
+    """A table of the bytes ``chars``."""
+    table = np.zeros(256, np.bool_)
+    table[list(chars.encode())] = True
+    return table
+
+
+_ALNUM = string.ascii_letters + string.digits
+_SEGMENT_CHARS = _ALNUM + "-._~!$&'()*+,;=:@"
+_NAME_BYTES = np.stack(
+    [
+        _bytes_of(_ALNUM + "+.-"),  # scheme
+        _bytes_of(_ALNUM + "-._~"),  # host
+        _bytes_of(_SEGMENT_CHARS),
+        _bytes_of(_SEGMENT_CHARS + "/"),  # path
+        _bytes_of(_SEGMENT_CHARS + "/?"),  # query, fragment
+        _bytes_of(_ALNUM + "_.-"),  # blank node label
+        _bytes_of(_ALNUM + "_"),  # its first byte
+    ]
 )
-"""IRIs known valid without asking pyoxigraph: plain ASCII ones (RFC 3987 with no
-percent-encoding, user info nor IP literal)."""
-_NAME = rf"^(?:{_IRI}|_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)$"
-"""Graph names known valid: those IRIs and the blank node labels of
-``rsep.rdf.formats.ntriples.name_term``; other names are checked by ``Texts.name``."""
+"""Bytes of the plain graph names (``_plain``): IRIs of RFC 3987 in ASCII without
+percent-encoding, user information nor IP literal, and blank node labels."""
 
 _GENERATED, _STARTED, _ENDED, _STREAM = 1, 2, 3, 4
 _KINDS = {
@@ -670,6 +684,62 @@ def _recent(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int, depth: in
         if j >= 0 and hi[j] - lo[j] == length and _same(words, lo[j], words, a, length):
             return j
     return -1
+
+
+@njit(inline="always")
+def _skip(buf: np.ndarray, k: int, end: int, allowed: np.ndarray) -> int:
+    """The first byte from ``k`` (before ``end``) that ``allowed`` does not take."""
+    while k < end and allowed[buf[k]]:
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _plain(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Whether each name from ``lo[i]`` to ``hi[i]`` is a plain one that ``Texts.name``
+    takes: an IRI (``tables``: the scheme, host, segment, path and query bytes) or a blank
+    node label of ``rsep.rdf.formats.ntriples.name_term``; the others are asked."""
+    buf = words.view(np.uint8)
+    scheme, host, segment, path, query = tables[0], tables[1], tables[2], tables[3], tables[4]
+    label, label_first = tables[5], tables[6]
+    out = np.zeros(lo.shape[0], np.bool_)
+    for i in range(lo.shape[0]):
+        a = lo[i]
+        end = hi[i] - 1
+        if end - a >= 2 and buf[a] == _LOW and buf[a + 1] == _COLON:
+            k = _skip(buf, a + 2, end + 1, label)
+            out[i] = k == end + 1 and label_first[buf[a + 2]] and buf[end] != _DOT
+            continue
+        if end - a < 3 or buf[a] != _LT or buf[end] != _GT:
+            continue
+        first = buf[a + 1]
+        if not ((65 <= first <= 90) or (97 <= first <= 122)):
+            continue
+        k = _skip(buf, a + 2, end, scheme)
+        if k == end or buf[k] != _COLON:
+            continue
+        k += 1
+        if k + 1 < end and buf[k] == _SLASH and buf[k + 1] == _SLASH:
+            k = _skip(buf, k + 2, end, host)
+            if k < end and buf[k] == _COLON:
+                k += 1
+                while k < end and 48 <= buf[k] <= 57:
+                    k += 1
+            if k < end and buf[k] == _SLASH:
+                k = _skip(buf, k, end, path)
+        elif k < end and buf[k] == _SLASH:
+            if k + 1 < end and segment[buf[k + 1]]:
+                k = _skip(buf, k + 1, end, path)
+            else:
+                k += 1
+        elif k < end and segment[buf[k]]:
+            k = _skip(buf, k, end, path)
+        if k < end and buf[k] == _QUERY_MARK:
+            k = _skip(buf, k + 1, end, query)
+        if k < end and buf[k] == _HASH:
+            k = _skip(buf, k + 1, end, query)
+        out[i] = k == end
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -1419,7 +1489,7 @@ class _Columns(_Assembly):
         hi = np.concatenate([quads[7], defaults[1]])
         codes, first = _encode(words, lo, hi)
         names = _strings(words, lo[first], hi[first])
-        if not self._names(names):
+        if not self._names(words, lo[first], hi[first], names):
             return None
         rest_of, rest_first = _encode(words, defaults[2], defaults[3])
         numbers = self._numbers(words, defaults[2][rest_first], defaults[3][rest_first])
@@ -1464,13 +1534,13 @@ class _Columns(_Assembly):
             return None
         return s, p, o
 
-    def _names(self, texts: pa.Array) -> bool:
-        """Whether each text is a graph name (``Texts.name``), the plain ones found by
-        a regular expression."""
-        plain = pc.match_substring_regex(texts, _NAME)
-        if plain.false_count == 0:
+    def _names(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, texts: pa.Array) -> bool:
+        """Whether each name ``texts`` (from ``lo[i]`` to ``hi[i]`` of a block) is a graph
+        name (``Texts.name``), the plain ones found by a kernel."""
+        plain = _plain(words, lo, hi, _NAME_BYTES)
+        if plain.all():
             return True
-        others = texts.filter(pc.invert(plain)).to_pylist()
+        others = texts.filter(pa.array(~plain)).to_pylist()
         return all(self.texts.name(text) is not None for text in others)
 
     def _numbers(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
