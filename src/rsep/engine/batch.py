@@ -12,6 +12,7 @@ go through ``read_events`` and are converted.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import string
 from collections.abc import Iterable, Iterator, Sequence
@@ -994,8 +995,11 @@ class _Statements:
 
     def __init__(self, texts: Texts) -> None:
         self.texts = texts
-        self.items: list[Statement | str | None] = []
-        """Each statement, or the ``"p o ."`` text it is read from when needed."""
+        self.count = 0
+        self.items: dict[int, Statement | None] = {}
+        """The statements made, by number."""
+        self.lazy: list[tuple[int, pa.Array]] = []
+        """The ``"p o ."`` texts of the others (first number, texts), read when needed."""
         self.ids: dict[object, int] = {}
         self.kind = np.zeros(0, np.int8)
         self.ms = np.zeros(0, np.int64)
@@ -1008,24 +1012,27 @@ class _Statements:
 
     def statement(self, number: int) -> Statement | None:
         """Statement ``number``."""
-        item = self.items[number]
-        if isinstance(item, str):
-            found = self.texts.defaults([], [item])
-            assert found is not None, item  # read from a canonical text
-            item = self.items[number] = found[0]
-        return item
+        if number not in self.items:
+            at = bisect.bisect_right([first for first, _ in self.lazy], number) - 1
+            first, texts = self.lazy[at]
+            text = texts[number - first].as_py()
+            found = self.texts.defaults([], [text])
+            assert found is not None, text  # read from a canonical text
+            self.items[number] = found[0]
+        return self.items[number]
 
     def number(self, key: object, statement: Statement | None) -> int:
         """The number of ``statement``, known by ``key`` (add ``columns`` after)."""
         found = self.ids.get(key)
         if found is None:
-            found = self.ids[key] = len(self.items)
-            self.items.append(statement)
+            found = self.ids[key] = self.count
+            self.items[found] = statement
+            self.count += 1
         return found
 
     def columns(self) -> None:
         """Fill ``kind``, ``ms``, ``timed`` and ``stream`` for the statements numbered since."""
-        new = self.items[len(self.kind) :]
+        new = [self.items[number] for number in range(len(self.kind), self.count)]
         kind = np.zeros(len(new), np.int8)
         ms = np.zeros(len(new), np.int64)
         timed = np.zeros(len(new), np.bool_)
@@ -1034,7 +1041,6 @@ class _Statements:
         for k, statement in enumerate(new):
             if statement is None:
                 continue
-            assert not isinstance(statement, str)
             predicate, value, t, iris[k] = statement
             kind[k] = _KINDS[predicate]
             if kind[k] in (_STARTED, _ENDED):
@@ -1055,10 +1061,11 @@ class _Statements:
             ms[dated], valid[dated] = _epoch_ms(*fields[:7, dated])
         numbers = np.empty(len(lo), np.int32)
         if valid.any():  # the writers' time statements, read from their bytes
-            first = len(self.items)
-            self.items.extend(_strings(words, lo[valid], hi[valid]).to_pylist())
-            self._append(kind[valid], ms[valid], np.ones(int(valid.sum()), np.bool_))
-            numbers[valid] = np.arange(first, len(self.items))
+            found = int(valid.sum())
+            self.lazy.append((self.count, _strings(words, lo[valid], hi[valid])))
+            self._append(kind[valid], ms[valid], np.ones(found, np.bool_))
+            numbers[valid] = np.arange(self.count, self.count + found)
+            self.count += found
         plain = ~valid
         if plain.any():
             texts = _strings(words, lo[plain], hi[plain]).to_pylist()
@@ -1104,8 +1111,8 @@ class _Statements:
     def compact(self, used: np.ndarray) -> np.ndarray:
         """Keep only the statements ``used``; returns their new numbers."""
         keep, new = np.unique(used, return_inverse=True)
-        self.items = [self.items[i] for i in keep.tolist()]
-        self.ids = {}
+        self.items = {k: self.statement(number) for k, number in enumerate(keep.tolist())}
+        self.lazy, self.ids, self.count = [], {}, len(keep)
         self.kind, self.ms = self.kind[keep], self.ms[keep]
         self.timed, self.stream = self.timed[keep], self.stream[keep]
         return np.asarray(new, np.int32).reshape(used.shape)
@@ -1547,7 +1554,7 @@ class _Columns(_Assembly):
         """The statement numbers of default-graph lines' distinct ``"p o ."`` texts
         (``_Statements.numbers``), once the statements no event needs are forgotten."""
         table = self.statements
-        if len(table.items) > CACHE_LIMIT and self.columnar:
+        if table.count > CACHE_LIMIT and self.columnar:
             new = table.compact(np.concatenate([self.said, self.loose_said]))
             self.said, self.loose_said = new[: len(self.said)], new[len(self.said) :]
         return table.numbers(words, lo, hi)
