@@ -210,24 +210,35 @@ def solutions(
     width: int,
     kb: pa.Table | None,
     matcher: GraphMatcher,
+    skeletons: dict[tuple[object, ...], pa.Table | None] | None = None,
 ) -> Solutions:
     """The GPM's solutions on every event of ``stream`` in the batch, the local FILTERs
-    applied and the knowledge base joined, as rows over the sequence's slots."""
-    on_stream = batch.event_stream[batch.triple_event] == stream
-    triples = pa.table(
-        {
-            "event": batch.triple_event[on_stream],
-            "s": batch.s[on_stream],
-            "p": batch.p[on_stream],
-            "o": batch.o[on_stream],
-        }
-    )
+    applied and the knowledge base joined, as rows over the sequence's slots;
+    ``skeletons`` keeps the pattern's joins for the other GPMs of the batch that share
+    it (the V shape's three steps match one pattern)."""
     names = sorted(v for v in pattern_variables(compiled.patterns) if not v.startswith("_:"))
     if compiled.patterns:
-        found = _match(compiled.patterns, triples, dictionary)
-        if found is None:
+        key = (stream, compiled.patterns)
+        if skeletons is None or key not in skeletons:
+            on_stream = batch.event_stream[batch.triple_event] == stream
+            triples = pa.table(
+                {
+                    "event": batch.triple_event[on_stream],
+                    "s": batch.s[on_stream],
+                    "p": batch.p[on_stream],
+                    "o": batch.o[on_stream],
+                }
+            )
+            matched = _match(compiled.patterns, triples, dictionary)
+            if matched is not None:
+                matched = _distinct(matched.select(["event", *names]))
+            if skeletons is not None:
+                skeletons[key] = matched
+        else:
+            matched = skeletons[key]
+        if matched is None:
             return _empty(width)
-        found = _distinct(found.select(["event", *names]))
+        found = matched
     else:  # a pattern of FILTERs only: one empty solution per event of the stream
         events = np.flatnonzero(batch.event_stream == stream).astype(np.int32)
         found = pa.table({"event": events})

@@ -291,6 +291,22 @@ class _Chunk:
         )
 
 
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of an int32 table, sorted, and each row's index among them (as
+    ``np.unique(axis=0)``, on one int64 per row when the rows have one or two columns)."""
+    if rows.shape[1] == 1:
+        unique, inverse = np.unique(rows[:, 0], return_inverse=True)
+        return unique.reshape(-1, 1), inverse.reshape(-1)
+    if rows.shape[1] == 2:
+        code = (rows[:, 0].astype(np.int64) << 32) | (rows[:, 1].astype(np.int64) & 0xFFFFFFFF)
+        unique, inverse = np.unique(code, return_inverse=True)
+        pairs = np.stack([unique >> 32, (unique & 0xFFFFFFFF)], axis=1).astype(np.int64)
+        pairs[pairs[:, 1] >= 1 << 31, 1] -= 1 << 32
+        return pairs.astype(np.int32), inverse.reshape(-1)
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return unique, inverse.reshape(-1)
+
+
 @dataclass
 class _Partitions:
     """Partition ids by key value (the key variables' term ids)."""
@@ -304,7 +320,7 @@ class _Partitions:
         """The partition of each key row (new keys get new partitions)."""
         if not self.slots:
             return np.zeros(len(keys), np.int32)
-        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        unique, inverse = unique_rows(keys)
         ids = np.empty(len(unique), np.int32)
         fresh = []
         for i, row in enumerate(unique):
@@ -318,7 +334,8 @@ class _Partitions:
             rows = np.full((len(fresh), self.width), -1, np.int32)
             rows[:, list(self.slots)] = np.array(fresh, np.int32)
             self.start = np.concatenate([self.start.reshape(-1, self.width), rows])
-        return ids[inverse.reshape(-1)]
+        parts: np.ndarray = ids[inverse]
+        return parts
 
     def __len__(self) -> int:
         return max(len(self.ids), 1)
@@ -515,6 +532,7 @@ class SequenceQuery:
     def _solutions(self, batch: TripleBatch) -> list[Solutions]:
         """Each GPM's solutions over the batch (none for a GPM whose stream it lacks)."""
         found: list[Solutions] = []
+        skeletons: dict[tuple[object, ...], pa.Table | None] = {}  # GPMs sharing a pattern
         for c, kb in zip(self.compiled, self.kb, strict=True):
             if c.stream not in batch.streams:
                 found.append(Solutions(np.zeros(0, np.int32), np.zeros((0, self.width), np.int32)))
@@ -528,6 +546,7 @@ class SequenceQuery:
                 self.width,
                 kb,
                 self.matcher,
+                skeletons,
             )
             self.stats.inexact_rows += s.inexact
             found.append(s)
@@ -553,11 +572,10 @@ class SequenceQuery:
             bound = (rows >= 0).all(axis=1)
             events.append(s.event[holds][bound])
             keys.append(rows[bound])
-        pairs = np.unique(
+        pairs, _ = unique_rows(
             np.concatenate([np.concatenate(events)[:, None], np.concatenate(keys)], axis=1).astype(
                 np.int32
-            ),
-            axis=0,
+            )
         )
         return pairs[:, 0], pairs[:, 1:]
 
