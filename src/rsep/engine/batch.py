@@ -431,13 +431,25 @@ def _store_pieces(path: Path, stream: str | None, dictionary: TermDictionary) ->
             raise UserError(f"{file}: no stream column nor stream= folder")
         if stream is not None and fixed is not None and fixed != stream:
             continue
-        table = parquet.read(columns=columns)
+        table = pq.ParquetFile(file, read_dictionary=["s", "p", "o"]).read(columns=columns)
         if stream is not None and fixed is None:
             table = table.filter(pc.equal(table.column("stream"), stream))
         if table.num_rows == 0:
             continue
         table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
         yield _store_piece(file, table, fixed, dictionary)
+
+
+def _encode_column(column: pa.ChunkedArray, dictionary: TermDictionary) -> np.ndarray:
+    """Term ids of a store column; a Parquet dictionary column has its distinct texts
+    encoded once and its indices mapped (no text hashed per row)."""
+    if not pa.types.is_dictionary(column.type):
+        return dictionary.encode(column)
+    parts = [
+        dictionary.encode(chunk.dictionary)[chunk.indices.to_numpy(zero_copy_only=False)]
+        for chunk in column.chunks
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
 def _store_piece(
@@ -462,7 +474,7 @@ def _store_piece(
     if None in streams:
         raise UserError(f"{file}: null in column stream")
     try:
-        s, p, o = (dictionary.encode(table.column(name)) for name in ("s", "p", "o"))
+        s, p, o = (_encode_column(table.column(name), dictionary) for name in ("s", "p", "o"))
     except ValueError as exc:
         raise UserError(f"{file}: {exc}") from None
     return _Piece(
