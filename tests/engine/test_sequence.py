@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ from rsep.algebra.events import (
 )
 from rsep.algebra.events import Sequence as Seq
 from rsep.algebra.params import Parameters, Source
-from rsep.algebra.plan import Dataset, Plan, Select
+from rsep.algebra.plan import Ask, Construct, Dataset, Plan, QueryForm, Select
 from rsep.engine.batch import batches_of
 from rsep.engine.sequence import SequenceQuery, columnar_reason
 from rsep.errors import UserError
@@ -277,3 +278,26 @@ def _events(t: int, stock: int, price: int) -> list[Event]:
     xsd = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
     triple = Triple(NamedNode(f"{EX}s{stock}"), NamedNode(PRICE), Literal(str(price), datatype=xsd))
     return [Event.point(U1, t, [triple])]
+
+
+def test_query_forms_and_streaming_operators() -> None:
+    """SELECT with projection, expressions and DISTINCT; CONSTRUCT; ASK; RStream and
+    DStream; output.empty: as the oracle formats them (SELECT under IStream column-wise,
+    the others through the per-instant Output)."""
+    events = prices(5, 3, 8, 6, 9, 2, 7, 7)
+    pattern = Seq.of(A, NEXT, C_ABOVE)
+    forms: list[tuple[QueryForm, dict[str, object]]] = [
+        (Select(("s",), distinct=True), {}),
+        (Select(("s",)), {}),
+        (Select(("p1", "d"), expressions=(("d", "?p3 - ?p1"),)), {}),
+        (Construct(f"?s <{EX}rise> ?p3 ."), {}),
+        (Construct(f"?s <{EX}rise> ?p3 ."), {"output.empty": True}),
+        (Ask(), {}),
+        (Select(), {"r2s": "rstream"}),
+        (Select(("s",), distinct=True), {"r2s": "rstream"}),
+        (Select(), {"r2s": "dstream"}),
+    ]
+    for form, values in forms:
+        plan = replace(plan_of(pattern, (PRICES,), **values), form=form)
+        for size in (1, 3):
+            same(plan, events, size)

@@ -48,9 +48,9 @@ from rsep.engine.projection import Answer, Output
 from rsep.engine.terms import KIND_LITERAL, TermDictionary
 from rsep.errors import UserError
 from rsep.lang.printer import to_sparql
-from rsep.rdf.results import Result
+from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
-from rsep.rdf.terms import to_nt
+from rsep.rdf.terms import Term, to_nt
 
 __all__ = ["SequenceQuery", "Stats", "Undecided", "columnar_reason", "describe"]
 
@@ -736,6 +736,9 @@ class SequenceQuery:
         t1 = np.concatenate(t1s) if t1s else np.zeros(0, np.int64)
         t2 = np.concatenate(t2s) if t2s else np.zeros(0, np.int64)
         names = [n for n in self.slots if not n.startswith("_:")]
+        form = self.plan.form
+        if isinstance(form, Select) and not form.expressions and self.plan.r2s is R2S.ISTREAM:
+            return _selected_results(self, form, names, m_rows, t1, t2, until)
         order = np.argsort(t2, kind="stable")
         times = np.unique(np.concatenate([t2, *instants])) if instants else np.unique(t2)
         out: list[Result] = []
@@ -759,6 +762,42 @@ class SequenceQuery:
                 break
             out += output.instant(int(t), answers, self.matcher)
         return out
+
+
+def _selected_results(
+    query: SequenceQuery,
+    form: Select,
+    names: list[str],
+    rows: np.ndarray,
+    t1: np.ndarray,
+    t2: np.ndarray,
+    until: int | None,
+) -> list[Result]:
+    """SELECT under IStream, column-wise: each distinct projected mapping with its
+    interval is reported once, at its last event's time (the answer is a set, Def. 16;
+    IStream reports what is new at an instant, RSP-QL Def. 21; every match is known at
+    ``t2``)."""
+    kept = [n for n in (form.variables or names) if n in query.slots]
+    columns = [query.slots[n] for n in kept]
+    table = np.concatenate([t2[:, None], t1[:, None], rows[:, columns].astype(np.int64)], axis=1)
+    if until is not None:
+        table = table[table[:, 0] <= until]
+    if len(table) == 0:
+        return []
+    table = np.unique(table, axis=0)
+    terms: dict[int, Term] = {}
+    term = query.dictionary.term
+    out: list[Result] = []
+    for row in table.tolist():
+        bindings: dict[str, Term] = {}
+        for name, ident in zip(kept, row[2:], strict=True):
+            if ident >= 0:
+                found = terms.get(ident)
+                if found is None:
+                    found = terms[ident] = term(ident)
+                bindings[name] = found
+        out.append(SelectResult(row[0], bindings, (row[1], row[0])))
+    return out
 
 
 def _reorder(chunk: _Chunk, order: np.ndarray) -> _Chunk:
