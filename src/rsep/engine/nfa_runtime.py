@@ -93,7 +93,7 @@ from rsep.engine.projection import Answer, Output
 from rsep.engine.query import InstantQuery
 from rsep.engine.shared_buffer import BufferNode, extend, flatten, items, restore
 from rsep.errors import UserError
-from rsep.rdf.event import Event
+from rsep.rdf.event import Event, event_order
 from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term
@@ -1106,7 +1106,7 @@ class NfaQuery(InstantQuery):
         combinations grouped by the events they use, for each mapping of ``bound``."""
         if not all(any(s in at for s in pattern_streams(operand)) for operand in pattern.operands):
             return []
-        grouped: dict[tuple[Event, ...], set[Mu]] = {}
+        grouped: dict[frozenset[Event], set[Mu]] = {}  # Def. 8: a set of events
         for mu in bound:
             parts = []
             for operand in pattern.operands:
@@ -1118,14 +1118,12 @@ class NfaQuery(InstantQuery):
                 for combination in itertools.product(*parts):
                     joined = reduce(_join, (mappings for _, mappings in combination))
                     if joined:
-                        events = tuple(
-                            sorted(
-                                {e for used, _ in combination for e in used},
-                                key=_event_order,
-                            )
-                        )
+                        events = frozenset(e for used, _ in combination for e in used)
                         grouped.setdefault(events, set()).update(joined)
-        return [(events, frozenset(found)) for events, found in grouped.items()]
+        return [
+            (tuple(sorted(events, key=event_order)), frozenset(found))
+            for events, found in grouped.items()
+        ]
 
     def _gpm(self, gpm: Gpm, event: Event, mu: Mu) -> frozenset[Mu]:
         """``{μ} ⋈ ⟦μ(P)⟧_G`` on the event's graph (Def. 7 under the run's bindings), joined
@@ -1379,10 +1377,6 @@ def _by_stream(events: Iterable[Event]) -> Instant:
 def _join(left: frozenset[Mu], right: frozenset[Mu]) -> frozenset[Mu]:
     """``Ω1 ⋈ Ω2`` (Def. 5)."""
     return frozenset(a.join(b) for a in left for b in right if a.compatible(b))
-
-
-def _event_order(event: Event) -> tuple[int, str]:
-    return (event.t_start, event.stream)
 
 
 def _ordered(results: list[Result]) -> list[Result]:

@@ -36,7 +36,7 @@ from rsep.algebra.events import (
     Strategy,
     unwrap_bounds,
 )
-from rsep.algebra.gpm import expression_variables, no_key_alone
+from rsep.algebra.gpm import expression_variables, no_key_alone, pattern_variables
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
@@ -227,15 +227,24 @@ def describe(plan: Plan) -> str:
 
 def _slots(gpms: tuple[Gpm, ...], by: tuple[str, ...]) -> dict[str, int]:
     """A slot per variable the sequence names (patterns, FILTERs, keys)."""
-    from rsep.algebra.gpm import event_part
+    from rsep.algebra.gpm import basic_pattern, event_part, group_of
 
     names: dict[str, None] = dict.fromkeys(by)
     for gpm in gpms:
         names.update(dict.fromkeys(sorted(v for v in gpm.variables if not v.startswith("_:"))))
         event = event_part(gpm)
         if not isinstance(event, str):
+            bound = pattern_variables(event[0])
+            names.update(dict.fromkeys(sorted(v for v in bound if not v.startswith("_:"))))
             for f in event[1]:
                 names.update(dict.fromkeys(sorted(expression_variables(f))))
+        if gpm.graph_kb is not None:
+            kb = basic_pattern(group_of(gpm.graph_kb.pattern.text), "?_:kb")
+            if not isinstance(kb, str):
+                bound = pattern_variables(kb[0])
+                names.update(dict.fromkeys(sorted(v for v in bound if not v.startswith("_:"))))
+                for f in kb[1]:
+                    names.update(dict.fromkeys(sorted(expression_variables(f))))
     return {name: i for i, name in enumerate(names)}
 
 
@@ -650,6 +659,7 @@ class SequenceQuery:
     ) -> automaton.Carried:
         """One chunk of whole instants through the automaton."""
         self.stats.events += len(chunk.time)
+        chunk = _distinct_events(chunk)
         found = self._solutions(chunk.batch(self.streams))
         pe_event, pe_part = self._keys(len(chunk.time), found)
         order = np.lexsort((pe_event, chunk.time[pe_event], pe_part))
@@ -798,6 +808,64 @@ def _selected_results(
                 bindings[name] = found
         out.append(SelectResult(row[0], bindings, (row[1], row[0])))
     return out
+
+
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+
+
+def _distinct_events(chunk: _Chunk) -> _Chunk:
+    """The chunk with each event once: two events of one stream at one instant with the
+    same graph are one event (``Event`` equality; SPAseq's streamset is a set of pairs
+    ``(τ, G)`` per stream, Def. 3, and a conjunction's events are a set, Def. 8). Found by
+    an order-free hash of each event's triples, then confirmed triple by triple."""
+    n = len(chunk.time)
+    if n < 2:
+        return chunk
+    with np.errstate(over="ignore"):
+        h = (
+            (chunk.s.astype(np.uint64) * _MIX[0])
+            ^ (chunk.p.astype(np.uint64) * _MIX[1])
+            ^ (chunk.o.astype(np.uint64) * _MIX[2])
+        )
+        h ^= h >> np.uint64(29)
+        h *= _MIX[0]
+    counts = np.bincount(chunk.triple_event, minlength=n)
+    total = np.concatenate([[np.uint64(0)], np.cumsum(h, dtype=np.uint64)])
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    with np.errstate(over="ignore"):
+        signature = total[bounds[1:]] - total[bounds[:-1]]
+    order = np.lexsort((signature, counts, chunk.stream, chunk.time))
+    same = np.zeros(n, bool)
+    a, b = order[1:], order[:-1]
+    candidates = (
+        (chunk.time[a] == chunk.time[b])
+        & (chunk.stream[a] == chunk.stream[b])
+        & (counts[a] == counts[b])
+        & (signature[a] == signature[b])
+    )
+    if not candidates.any():
+        return chunk
+
+    def graph(e: int) -> set[tuple[int, int, int]]:
+        lo, hi = bounds[e], bounds[e + 1]
+        return set(
+            zip(
+                chunk.s[lo:hi].tolist(),
+                chunk.p[lo:hi].tolist(),
+                chunk.o[lo:hi].tolist(),
+                strict=True,
+            )
+        )
+
+    for k in np.flatnonzero(candidates):
+        # a run of equal keys: each event against the first of its run (b's first kept)
+        first = k
+        while first > 0 and candidates[first - 1]:
+            first -= 1
+        keep = order[first]
+        if graph(int(order[k + 1])) == graph(int(keep)):
+            same[order[k + 1]] = True
+    return chunk.take(np.flatnonzero(~same))
 
 
 def _reorder(chunk: _Chunk, order: np.ndarray) -> _Chunk:

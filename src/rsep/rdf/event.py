@@ -47,6 +47,13 @@ class Event:
         return self.t_start == self.t_end
 
 
+def event_order(event: Event) -> tuple[int, str, tuple[str, ...]]:
+    """A total order of events: time, stream, then the graph's triples as N-Triples text
+    (two equal events, and only they, compare equal), so that a set of events has one
+    sorted form (SPAseq Def. 8's conjunction uses a set of events)."""
+    return (event.t_start, event.stream, tuple(sorted(str(t) for t in event.graph)))
+
+
 @dataclass(frozen=True, slots=True)
 class Stream:
     """A named stream: its events in non-decreasing order of ``t_start`` (RSP-QL Def. 9)."""

@@ -70,7 +70,7 @@ from rsep.algebra.events import (
 from rsep.algebra.events import Sequence as SeqExpr
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.errors import UserError
-from rsep.rdf.event import Event, Stream, StreamSet
+from rsep.rdf.event import Event, Stream, StreamSet, event_order
 from rsep.semantics.dataset import StreamingDataset
 from rsep.semantics.event_mapping import EventMapping, Mu
 from rsep.semantics.graph import Graph, TimeVaryingGraph, as_time_varying
@@ -281,10 +281,6 @@ def _join(left: frozenset[Mu], right: frozenset[Mu]) -> frozenset[Mu]:
     return frozenset(a.join(b) for a in left for b in right if a.compatible(b))
 
 
-def _event_order(event: Event) -> tuple[int, str]:
-    return (event.t_start, event.stream)
-
-
 # The evaluator ----------------------------------------------------------------------------
 
 
@@ -357,20 +353,18 @@ class _Evaluator:
                 out.extend(h for h in self.hits_at(operand, bound, t, sigma) if h not in out)
             return out
         if isinstance(node, Conjunction):
-            grouped: dict[tuple[Event, ...], set[Mu]] = {}
+            grouped: dict[frozenset[Event], set[Mu]] = {}  # Def. 8: a set of events
             for mu in bound:
                 parts = [self.hits_at(op, frozenset({mu}), t, sigma) for op in node.operands]
                 for combination in itertools.product(*parts):
                     joined = reduce(_join, (h.mappings for h in combination))
                     if joined:
-                        events = tuple(
-                            sorted(
-                                {e for h in combination for e in h.events},
-                                key=_event_order,
-                            )
-                        )
-                        grouped.setdefault(events, set()).update(joined)
-            return [_Hit(t, events, frozenset(found)) for events, found in grouped.items()]
+                        used = frozenset(e for h in combination for e in h.events)
+                        grouped.setdefault(used, set()).update(joined)
+            return [
+                _Hit(t, tuple(sorted(used, key=event_order)), frozenset(found))
+                for used, found in grouped.items()
+            ]
         raise UserError(f"{type(node).__name__} is not a BOp expression (SPAseq Definition 4)")
 
     # Def. 10-12: the next step after a partial match -------------------------------------
@@ -426,7 +420,7 @@ class _Evaluator:
             out.append(
                 _Partial(
                     hit.mappings,
-                    tuple(sorted((*partial.events, *hit.events), key=_event_order)),
+                    tuple(sorted((*partial.events, *hit.events), key=event_order)),
                     partial.first if partial.first is not None else hit.time,
                     hit.time,
                     gaps,
@@ -649,7 +643,7 @@ def _evaluate(
                         found[key] = match
     return sorted(
         found.values(),
-        key=lambda m: (m.known, m.t2, m.t1, [_event_order(e) for e in m.events], repr(m)),
+        key=lambda m: (m.known, m.t2, m.t1, [event_order(e) for e in m.events], repr(m)),
     )
 
 
