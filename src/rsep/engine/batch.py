@@ -38,7 +38,15 @@ from rsep.rdf.formats.ntriples import CACHE_LIMIT
 from rsep.rdf.terms import PROV_ENDED_AT, PROV_GENERATED_AT, PROV_STARTED_AT, RSEP_STREAM, XSD
 from rsep.rdf.time import TimeUnit
 
-__all__ = ["STORE", "TripleBatch", "batches_of", "is_store", "merge_batches", "read_batches"]
+__all__ = [
+    "STORE",
+    "TripleBatch",
+    "batches_of",
+    "is_store",
+    "merge_batches",
+    "read_batches",
+    "store_files",
+]
 
 STORE = "parquet"
 """The ``fmt`` of the Parquet event store (``rsep convert``'s default output)."""
@@ -400,9 +408,10 @@ def is_store(path: Path) -> bool:
     return path.is_dir() and next(path.rglob("*.parquet"), None) is not None
 
 
-def _store_files(path: Path) -> list[tuple[Path, dict[str, str]]]:
-    """The data files of a store in path order, with the Hive partition values of their
-    folders (as ``rsep.spark.eventstore.read_store_events`` lists them)."""
+def store_files(path: Path) -> list[tuple[Path, dict[str, str]]]:
+    """The data files of an event store, in path order, with the Hive partition values
+    (``key=value``, URI-encoded) of their folders; names starting with ``.`` or ``_``
+    are skipped, as ``pyarrow.dataset`` does."""
     if path.is_file():
         return [(path, {})]
     found = []
@@ -422,7 +431,7 @@ def _store_pieces(path: Path, stream: str | None, dictionary: TermDictionary) ->
 
     if not path.exists():
         raise UserError(f"no event store at {path}")
-    for file, partition in _store_files(path):
+    for file, partition in store_files(path):
         parquet = pq.ParquetFile(file)
         names = parquet.schema_arrow.names
         columns = [c for c in _STORE_COLUMNS if c in names]

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
 from pyoxigraph import Literal, RdfFormat, Triple, parse
 
+from rsep.engine.batch import store_files
 from rsep.errors import UserError
 from rsep.rdf.event import Event, EventId
 from rsep.rdf.formats.ntriples import TermTexts, name_term
@@ -81,7 +81,7 @@ def read_store_events(path: Path) -> Iterator[Event]:
     if not path.exists():
         raise UserError(f"no event store at {path}")
     texts = TermTexts()
-    for file, partition in _store_files(path):
+    for file, partition in store_files(path):
         parquet = pq.ParquetFile(file)
         names = parquet.schema_arrow.names
         columns = [c for c in COLUMNS if c in names and c != "day"]
@@ -91,22 +91,6 @@ def read_store_events(path: Path) -> Iterator[Event]:
         table = parquet.read(columns=columns)
         table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
         yield from events_from_table(table, texts, stream)
-
-
-def _store_files(path: Path) -> list[tuple[Path, dict[str, str]]]:
-    """The data files of a store, in path order, with the Hive partition values
-    (``key=value``, URI-encoded) of their folders; names starting with ``.`` or ``_``
-    are skipped, as ``pyarrow.dataset`` does."""
-    if path.is_file():
-        return [(path, {})]
-    found = []
-    for file in path.rglob("*"):
-        parts = file.relative_to(path).parts
-        if any(part.startswith((".", "_")) for part in parts) or not file.is_file():
-            continue
-        folders = [part.split("=", 1) for part in parts[:-1] if "=" in part]
-        found.append((file, {key: unquote(value) for key, value in folders}))
-    return sorted(found, key=lambda item: str(item[0]))
 
 
 def events_from_table(
