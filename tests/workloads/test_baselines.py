@@ -1,5 +1,6 @@
-"""rsep.workloads.baselines and rsep.workloads.flink: on a small hand-made input, the naive
-baseline, the oracle, the rsep engine and (when its interpreter is there) Flink's
+"""rsep.workloads.baselines, rsep.workloads.flink and rsep.workloads.vectorised: on a small
+hand-made input, the naive baseline, the oracle, the rsep engine, the V shape written by
+hand over the event store's columns and (when its interpreter is there) Flink's
 MATCH_RECOGNIZE find the same V shapes, and the ones worked out by hand."""
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def test_the_v_shapes_worked_out_by_hand(bars: Data) -> None:
     }
     assert found("naive", bars, VShape()) == expected
     assert found("rsep", bars, VShape()) == expected
+    assert found("vectorised", bars, VShape()) == expected
 
 
 def test_skip_till_next_waits_for_the_next_fitting_bar(bars: Data) -> None:
@@ -88,11 +90,12 @@ def test_skip_till_next_waits_for_the_next_fitting_bar(bars: Data) -> None:
 @pytest.mark.parametrize("steps", [3, 4])
 @pytest.mark.parametrize("strategy", ["strict", "next"])
 def test_naive_oracle_and_engine_agree(bars: Data, steps: int, strategy: str) -> None:
-    """Same answers from the three Python systems, for both selection strategies."""
+    """Same answers from the four Python systems, for both selection strategies."""
     shape = VShape(3_600_000, steps, strategy)
     naive = found("naive", bars, shape)
     assert naive == found("oracle", bars, shape)
     assert naive == found("rsep", bars, shape)
+    assert naive == found("vectorised", bars, shape)
 
 
 def test_a_shorter_window_cuts_matches(bars: Data) -> None:
@@ -101,6 +104,7 @@ def test_a_shorter_window_cuts_matches(bars: Data) -> None:
     answers = found("naive", bars, VShape(window_ms=120_000))
     assert {t for _, _, t in answers} == {ms("0932"), ms("1000"), ms("1002")}
     assert answers == found("rsep", bars, VShape(window_ms=120_000))
+    assert answers == found("vectorised", bars, VShape(window_ms=120_000))
 
 
 def test_skip_till_any_branches_where_skip_till_next_takes_the_first(bars: Data) -> None:

@@ -57,7 +57,8 @@ def add_parser(commands: Any) -> None:
         action="append",
         metavar="NAME",
         help="rsep (engine in one process), rsep-live (paced, latency), read (reading only), "
-        "spark, oracle, naive, flink (each workload lists its own); repeatable (default: rsep)",
+        "spark, oracle, naive, flink, vectorised (the V shape by hand over the event store) "
+        "(each workload lists its own); repeatable (default: rsep)",
     )
     p.add_argument(
         "--source",
@@ -95,7 +96,7 @@ def add_parser(commands: Any) -> None:
 
 READERS = ("rsep", "rsep-live", "read", "spark")
 """Systems that read rsep's files, N-Quads or the event store (``--source``); the others
-read the N-Quads (oracle, naive) or the CSV (flink)."""
+read the N-Quads (oracle, naive), the CSV (flink) or the event store (vectorised)."""
 
 VARIED = (
     ("events", "events"),

@@ -15,8 +15,9 @@ Systems (:data:`SYSTEMS`): ``rsep`` (the incremental engine in this process, rea
 N-Quads file or the Parquet event store: ``--source``), ``rsep-live`` (the same engine fed
 at a fixed rate, measuring detection latency), ``spark`` (``rsep.spark.replay``),
 ``oracle`` (``rsep.semantics.evaluate``), ``naive`` (pyoxigraph per event and a Python
-matcher, :mod:`rsep.workloads.baselines`) and ``flink`` (PyFlink ``MATCH_RECOGNIZE`` in
-its own interpreter, :mod:`rsep.workloads.flink`).
+matcher, :mod:`rsep.workloads.baselines`), ``flink`` (PyFlink ``MATCH_RECOGNIZE`` in
+its own interpreter, :mod:`rsep.workloads.flink`) and ``vectorised`` (the V shape written
+by hand over the event store's columns, :mod:`rsep.workloads.vectorised`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from rsep.workloads.baselines import KB_GRAPH, PRED, Answer, VShape
 
 _T = TypeVar("_T")
 
-SYSTEMS = ("rsep", "rsep-live", "read", "spark", "oracle", "naive", "flink")
+SYSTEMS = ("rsep", "rsep-live", "read", "spark", "oracle", "naive", "flink", "vectorised")
 """The systems a point runs on (module docstring); ``read`` only reads the events (what
 rsep's end-to-end throughput can reach at most)."""
 SOURCES = ("nquads", "parquet")
@@ -492,6 +493,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "spark": ("rsep.spark.replay",),
     "oracle": ("rsep.rdf.event", "rsep.semantics"),
     "naive": ("rsep.workloads.baselines",),
+    "vectorised": ("rsep.workloads.vectorised", "pyarrow.parquet", "rsep.engine.batch"),
 }
 _SOURCE_MODULES: dict[str, tuple[str, ...]] = {
     "parquet": ("rsep.spark.eventstore",),
@@ -542,6 +544,10 @@ def measure(point: Point, data: Data) -> Measurement:
             answers, events = _oracle(point, plan, data, kb)
         elif point.system == "naive":
             answers, events = _naive(point, data, kb)
+        elif point.system == "vectorised":
+            from rsep.workloads.vectorised import vectorised_vshape
+
+            answers, events = vectorised_vshape(data.store, kb, point.shape)
         else:
             raise UserError(f"unknown system {point.system!r}: {', '.join(SYSTEMS)}")
         out.seconds = time.perf_counter() - started
@@ -897,6 +903,8 @@ def markdown_table(measurements: Sequence[Measurement]) -> str:
             if p.system in ("rsep", "rsep-live", "read", "spark")
             else "csv"
             if p.system == "flink"
+            else "parquet"
+            if p.system == "vectorised"
             else "nquads"
         )
         rows.append(

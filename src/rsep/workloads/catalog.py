@@ -4,7 +4,8 @@ saying so), and the systems it runs on. The harness (:mod:`rsep.workloads.bench`
 them all alike; only what differs between workloads is here.
 
 - ``stock-vshape``: SPAseq UC4's V shape, 3 to 7 steps, strict ``,`` or skip-till-next
-  ``;`` (``--steps``, ``--strategy``), NASDAQ bars; also the naive baseline and Flink.
+  ``;`` (``--steps``, ``--strategy``), NASDAQ bars; also the naive baseline, Flink and the
+  V shape written by hand over the event store's columns (``vectorised``).
 - ``stock-vshape-any``: the V shape under skip-till-any ``:`` (Def. 10) within 10
   minutes; also the naive baseline (which branches as skip-till-any does).
 - ``stock-head-shoulders``: UC4's Query 3 (``examples/uc4-stock``), NASDAQ bars.
@@ -298,7 +299,7 @@ _CATALOG = (
         vshape_query,
         prepare,
         15_085,
-        ("rsep", "rsep-live", "read", "spark", "oracle", "naive", "flink"),
+        ("rsep", "rsep-live", "read", "spark", "oracle", "naive", "flink", "vectorised"),
         VShape(),
         baseline=True,
     ),
