@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from datetime import UTC
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
 
-from rsep.engine.batch import STORE, TripleBatch, read_batches
+from rsep.engine.batch import STORE, TripleBatch, read_batches, split_ranges
 from rsep.engine.terms import TermDictionary
-from rsep.errors import BadRecords, InputError, OnError
+from rsep.errors import BadRecords, InputError, OnError, UserError
 from rsep.rdf.event import Event
 from rsep.rdf.formats import Format, read_events, write_events
 from rsep.rdf.formats import nquads as nquads_module
@@ -552,3 +554,97 @@ def test_nquads_bad_lines_between_canonical_blocks(
     path = write_lines(tmp_path / "s.nq", lines)
     events, letters = read_both(tmp_path, path, 8)
     assert len(events) == 80 and len(letters) == 4
+
+
+# --------------------------------------------------------------------------- byte ranges
+
+
+def by_ranges(
+    path: Path, ranges: list[tuple[int, int]], bad: BadRecords | None = None
+) -> list[Event]:
+    """The events of each range's read (a dictionary per range, as Spark tasks have),
+    one range after the other."""
+    events: list[Event] = []
+    for byte_range in ranges:
+        dictionary = TermDictionary()
+        for batch in read_batches(path, None, dictionary, bad=bad, byte_range=byte_range):
+            events += batch.events(dictionary)
+    return events
+
+
+def cut_at(size: int, points: list[int]) -> list[tuple[int, int]]:
+    cuts = [0, *sorted(points), size]
+    return list(pairwise(cuts))
+
+
+def same_by_ranges(tmp_path: Path, path: Path, ranges: list[tuple[int, int]]) -> list[Event]:
+    """The ranges' events, each once, are the whole file's; so are the bad records (once
+    each, at their true lines)."""
+    events = []
+    letters = []
+    for name, reader in (("whole", None), ("ranges", ranges)):
+        dead = tmp_path / f"{name}.jsonl"
+        dead.unlink(missing_ok=True)
+        bad = BadRecords(OnError.SKIP, dead)
+        events.append(
+            list(read_events(path, bad=bad)) if reader is None else by_ranges(path, reader, bad)
+        )
+        bad.close()
+        text = dead.read_text() if dead.exists() else ""
+        letters.append(sorted(text.splitlines()))
+    assert events[0] == events[1]
+    assert letters[0] == letters[1]
+    return events[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_byte_ranges_of_generated_bars(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Random split points over a file in the writers' layout (blocks of 2,000 bytes, so
+    events straddle blocks and ranges): the whole file's events, each read once."""
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 2000)
+    data = prepare_bars(write_vshape_bars(tmp_path, 400, seed=seed), tmp_path / "d")
+    size = data.nquads.stat().st_size
+    rng = np.random.default_rng(seed)
+    for parts in (2, 3, 7):
+        points = rng.choice(np.arange(1, size), parts - 1, replace=False).tolist()
+        assert len(same_by_ranges(tmp_path, data.nquads, cut_at(size, points))) == 400
+    assert len(by_ranges(data.nquads, split_ranges(data.nquads, 5))) == 400
+
+
+def test_byte_ranges_of_shared_bars(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_data: Path
+) -> None:
+    """The shipped NASDAQ bars mapped to N-Quads, read by the ranges of ``split_ranges``
+    and by ranges cut at random: the whole file's events."""
+    csv = shared_data / "stocks" / "opencep_nasdaq_2008-02-01" / "NASDAQ_MEDIUM.txt"
+    data = prepare_bars(csv, tmp_path / "d")
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 20_000)
+    size = data.nquads.stat().st_size
+    for parts in (1, 2, 9):
+        ranges = split_ranges(data.nquads, parts)
+        assert len(ranges) == min(parts, -(-size // 20_000))
+        assert ranges[0][0] == 0 and ranges[-1][1] == size
+        assert all(a[1] == b[0] for a, b in pairwise(ranges))
+        assert len(same_by_ranges(tmp_path, data.nquads, ranges)) == 1652
+    points = np.random.default_rng(1).choice(np.arange(1, size), 5, replace=False).tolist()
+    same_by_ranges(tmp_path, data.nquads, cut_at(size, points))
+
+
+def test_byte_range_refusals(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "s.nq", event_lines(f"<{EX}e>", 1))
+    dictionary = TermDictionary()
+    with pytest.raises(UserError, match="0 <= start <= stop"):
+        list(read_batches(path, None, dictionary, byte_range=(5, 2)))
+    gz = tmp_path / "s.nq.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(UserError, match="uncompressed"):
+        list(read_batches(gz, None, dictionary, fmt=Format.NQUADS, byte_range=(0, 10)))
+    tnt = tmp_path / "s.tnt"
+    tnt.write_text(f"<{EX}s> <{EX}p> <{EX}o> 1 .\n")
+    with pytest.raises(UserError, match="not tnt"):
+        list(read_batches(tnt, f"{EX}a", dictionary, byte_range=(0, 10)))
+    with pytest.raises(UserError, match="parts"):
+        split_ranges(path, 0)
+    assert by_ranges(path, [(0, 0), (0, path.stat().st_size), (10, 10)]) == list(read_events(path))

@@ -15,11 +15,13 @@ from __future__ import annotations
 import bisect
 import contextlib
 import string
-from collections.abc import Iterable, Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import unquote
 
 import numpy as np
@@ -45,6 +47,7 @@ __all__ = [
     "is_store",
     "merge_batches",
     "read_batches",
+    "split_ranges",
     "store_files",
 ]
 
@@ -114,6 +117,7 @@ def read_batches(
     tz: tzinfo = UTC,
     bad: BadRecords | None = None,
     batch_events: int = 65_536,
+    byte_range: tuple[int, int] | None = None,
     **format_options: Any,
 ) -> Iterator[TripleBatch]:
     """The events of a stream file as batches of ``batch_events`` events, the same events
@@ -124,6 +128,12 @@ def read_batches(
     folder of them: the events of ``read_store_events``, only those of ``stream`` when it
     is given. N-Quads and the store are read by vectorised kernels; other formats go
     through ``read_events`` (exact, one Python object per triple) and are converted.
+
+    ``byte_range`` (``start``, ``stop``), for one uncompressed N-Quads file: only the
+    events whose graph first appears in a reader block (``nquads.BLOCK_BYTES``) that
+    starts in the range, and only the bad lines of those blocks, with their true line
+    numbers (section "Byte ranges"); the ranges of :func:`split_ranges` give each event
+    and each bad record of the file to exactly one range.
     """
     path = Path(path)
     if batch_events < 1:
@@ -132,6 +142,8 @@ def read_batches(
     if fmt == STORE or (fmt is None and is_store(path)):
         if format_options:
             raise UserError(f"unknown option(s) {', '.join(sorted(format_options))} for a store")
+        if byte_range is not None:
+            raise UserError("byte_range is for an N-Quads file, not an event store")
         return batcher.run(_store_pieces(path, stream, dictionary))
     chosen = fmt
     if chosen is None and path.exists():
@@ -141,7 +153,11 @@ def read_batches(
     )
     if chosen in (Format.NQUADS, Format.NQUADS.value):
         opts = ReadOptions(stream, time_unit, tz)
-        return batcher.run(_nquads_pieces(path, opts, bad or BadRecords(), dictionary))
+        span = None if byte_range is None else _Span.of(path, *byte_range)
+        return batcher.run(_nquads_pieces(path, opts, bad or BadRecords(), dictionary, span))
+    if byte_range is not None:
+        name = chosen.value if isinstance(chosen, Format) else chosen
+        raise UserError(f"byte_range is for an N-Quads file, not {name}")
     return batcher.run(_event_pieces(events, dictionary, batch_events))
 
 
@@ -1359,6 +1375,10 @@ class _Columns(_Assembly):
         """The first pending event that the current block names (as ``touched``)."""
         self.mentioned = _NO_TEXT
         """The names the current block mentions (as ``touched``)."""
+        self.owned_from = 0
+        self.owned_to: int | None = None
+        """The blocks whose events this read gives (a byte range's, section "Byte
+        ranges"): an event is given if its graph first appears in one of them."""
 
     def read(self, data: bytes, line: int, block: int, final: bool, fast: bool) -> int:
         """Add the lines of ``data``; returns the bytes used (as ``_read_block``), and
@@ -1378,6 +1398,11 @@ class _Columns(_Assembly):
         (errors reported there), with their triples."""
         if self.columnar:
             return self._close_columns(final)
+        if self.owned_from or self.owned_to is not None:  # other ranges' events go unread
+            blocks = np.array([block for _, _, block in self.pending.values()], np.int64)
+            for graph, owned in zip(self.pending, self._owned(blocks).tolist(), strict=True):
+                if not owned:
+                    self.dropped.add(graph)
         events = self.close(final)
         serials = self.serials
         good = np.array([serials[str(event.id)] for event in events], np.int64)
@@ -1385,6 +1410,21 @@ class _Columns(_Assembly):
             del serials[graph]
         alive = np.sort(np.fromiter(serials.values(), np.int64, len(serials)))
         return self._piece(alive, good, events)
+
+    def owes(self) -> bool:
+        """Whether an event of the blocks this read gives is not complete yet."""
+        if self.columnar:
+            blocks = self.blocks
+        else:
+            blocks = np.array([block for _, _, block in self.pending.values()], np.int64)
+        return bool(self._owned(blocks).any())
+
+    def _owned(self, blocks: np.ndarray) -> np.ndarray:
+        """Whether events whose graphs first appear in ``blocks`` are this read's."""
+        owned: np.ndarray = blocks >= self.owned_from
+        if self.owned_to is not None:
+            owned &= blocks < self.owned_to
+        return owned
 
     # ----------------------------------------------------------- the reader's own path
 
@@ -1632,8 +1672,18 @@ class _Columns(_Assembly):
             cut = numbers[done] if done < n else np.iinfo(np.int64).max
             mine = self.held < cut
             event = np.searchsorted(numbers[:done], self.held[mine])
+            said = self.said[mine]
             closed = graphs.slice(0, done)
-            piece = self._events(closed, event, self.said[mine], numbers[:done], numbers[done:])
+            blocks = self.blocks[:done]
+            owned = self._owned(blocks)
+            if not owned.all():  # a byte range's read: other ranges' events go unread
+                keep = owned[event]
+                event = (np.cumsum(owned) - 1)[event[keep]]
+                said = said[keep]
+                closed = closed.filter(pa.array(owned))
+                blocks = blocks[owned]
+            closed_numbers = numbers[:done][owned]
+            piece = self._events(closed, event, said, closed_numbers, numbers[done:], blocks)
             self.held, self.said = self.held[~mine], self.said[~mine]
         if not final:
             if self.dropped:
@@ -1657,11 +1707,13 @@ class _Columns(_Assembly):
         said: np.ndarray,
         numbers: np.ndarray,
         alive: np.ndarray,
+        blocks: np.ndarray,
     ) -> _Piece | None:
-        """The events of graphs ``closed`` (serials ``numbers``), with their statements
-        (``event``, ``said``): each read at once when its statements are one valid time
-        and (without ``stream=``) one stream IRI, its time in order and no bad line names
-        it; else all through ``_Assembly.close``. The rows of serials ``alive`` are kept."""
+        """The events of graphs ``closed`` (serials ``numbers``, first blocks ``blocks``),
+        with their statements (``event``, ``said``): each read at once when its statements
+        are one valid time and (without ``stream=``) one stream IRI, its time in order and
+        no bad line names it; else all through ``_Assembly.close``. The rows of serials
+        ``alive`` are kept."""
         f = len(closed)
         table = self.statements
         kind = table.kind[said].astype(np.int64)
@@ -1696,7 +1748,7 @@ class _Columns(_Assembly):
         graphs = closed.to_pylist()
         self.pending = {
             graph: (self._name(graph), [], block)
-            for graph, block in zip(graphs, self.blocks[:f].tolist(), strict=True)
+            for graph, block in zip(graphs, blocks.tolist(), strict=True)
         }
         self.meta = self._meta([graphs[e] for e in event.tolist()], said)
         events = self.close(True)
@@ -1762,46 +1814,210 @@ class _Columns(_Assembly):
 
 
 def _nquads_pieces(
-    path: Path, opts: ReadOptions, bad: BadRecords, dictionary: TermDictionary
+    path: Path,
+    opts: ReadOptions,
+    bad: BadRecords,
+    dictionary: TermDictionary,
+    span: _Span | None = None,
 ) -> Iterator[_Piece]:
     """The events of an N-Quads file or folder of parts, block by block as
-    ``rsep.rdf.formats.nquads.read_nquads`` reads them."""
+    ``rsep.rdf.formats.nquads.read_nquads`` reads them (of a byte range's blocks only,
+    with ``span``)."""
     reading = _Reading(Texts(opts), dictionary)
-    for file in part_files(path):
-        assembly = _Columns(file, bad, reading)
-        buffer = b""
-        line = 1
-        block = 0
-        waiting = 0
+    for file in [path] if span is not None else part_files(path):
+        yield from _file_pieces(file, bad, reading, span)
+
+
+def _file_pieces(
+    file: Path, bad: BadRecords, reading: _Reading, span: _Span | None
+) -> Iterator[_Piece]:
+    """The events of one N-Quads file (of the blocks of ``span`` only)."""
+    reports = bad if span is None else _RangeReports(bad, span.lines_before)
+    assembly = _Columns(file, reports, reading)
+    buffer = b""
+    line = 1
+    block = 0
+    waiting = 0
+    at = 0  # the offset of the buffer's first byte in the file
+    if span is None:
         pieces = read_chunks(file, nquads.BLOCK_BYTES)
-        while True:
-            try:
-                chunk = next(pieces, None)
-            except InputError as exc:
-                bad.report(exc.file, exc.line, exc.reason)
+    else:
+        pieces = span.chunks(file)
+        at = span.begin
+        assembly.owned_from = sys.maxsize
+    while True:
+        try:
+            chunk = next(pieces, None)
+        except InputError as exc:
+            bad.report(exc.file, exc.line, exc.reason)
+            break
+        if span is not None and isinstance(reports, _RangeReports):
+            reports.quiet = not span.owns(assembly, block, at)  # while reading a block
+        if chunk is None:
+            if buffer:
+                assembly.read(buffer, line, block, True, not waiting)
+                assembly.keep(block, buffer, line)
+            if isinstance(reports, _RangeReports):
+                reports.quiet = False
+            piece = assembly.complete(True)
+            if piece is not None:
+                yield piece
+            break
+        buffer += chunk
+        cut = buffer.rfind(b"\n") + 1
+        if cut <= waiting:
+            continue
+        data = buffer[:cut]
+        used = assembly.read(data, line, block, False, not waiting)
+        waiting = cut if used < cut else 0
+        if used:
+            assembly.keep(block, data if used == cut else buffer[:used], line)
+            newlines = assembly.newlines
+            line += buffer.count(b"\n", 0, used) if newlines is None else newlines
+            buffer = buffer[used:]
+            at += used
+            waiting = max(0, waiting - used)
+            if isinstance(reports, _RangeReports):
+                reports.quiet = False
+            piece = assembly.complete(False)
+            if piece is not None:
+                yield piece
+            block += 1
+            if span is not None and at >= span.stop and not assembly.owes():
                 break
-            if chunk is None:
-                if buffer:
-                    assembly.read(buffer, line, block, True, not waiting)
-                    assembly.keep(block, buffer, line)
-                piece = assembly.complete(True)
-                if piece is not None:
-                    yield piece
-                break
-            buffer += chunk
-            cut = buffer.rfind(b"\n") + 1
-            if cut <= waiting:
-                continue
-            data = buffer[:cut]
-            used = assembly.read(data, line, block, False, not waiting)
-            waiting = cut if used < cut else 0
-            if used:
-                assembly.keep(block, data if used == cut else buffer[:used], line)
-                newlines = assembly.newlines
-                line += buffer.count(b"\n", 0, used) if newlines is None else newlines
-                buffer = buffer[used:]
-                waiting = max(0, waiting - used)
-                piece = assembly.complete(False)
-                if piece is not None:
-                    yield piece
-                block += 1
+
+
+# --------------------------------------------------------------------------- byte ranges
+#
+# A large N-Quads file is read by parallel tasks, each given a byte range. The reader
+# (``rsep.rdf.formats.nquads``) assembles events by blocks: the whole file's blocks start
+# at offset 0 and after the last newline before each multiple of ``BLOCK_BYTES``, and an
+# event is complete once a whole block has gone by without naming it. A range's read
+# gives the events whose graph first appears in a block that starts in the range, and the
+# bad lines of those blocks: blocks start at the same offsets in every read (its chunks end
+# at the same multiples of ``BLOCK_BYTES``), so each block, and each event and bad line,
+# belongs to exactly one range of a partition of the file. The read begins two blocks
+# before the range (the statements of its first events may come before their graph, within
+# a block) and goes on past its end until its last events are complete, so they keep every
+# triple. Its events are those of the whole file's read wherever the reader's own
+# condition holds (the lines of one event lie within ``BLOCK_BYTES``); time order is
+# checked among them (the first event of each stream is checked against the range's
+# events only: ``TimeOrder`` holds one file's past). Line numbers are true ones, the
+# newlines before the read counted when a record is reported.
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A byte range of an N-Quads file (``start``, ``stop``) and where its read begins:
+    ``begin`` a block start, ``first_end`` the end of the whole read's chunk after it."""
+
+    start: int
+    stop: int
+    begin: int
+    first_end: int
+
+    @classmethod
+    def of(cls, path: Path, start: int, stop: int) -> _Span:
+        """The span of ``[start, stop)`` in the uncompressed N-Quads file ``path``."""
+        if not 0 <= start <= stop:
+            raise UserError(f"byte_range must be 0 <= start <= stop, got ({start}, {stop})")
+        if not path.is_file():
+            raise UserError(f"byte_range is for one N-Quads file; {path} is not one")
+        size = path.stat().st_size
+        block = nquads.BLOCK_BYTES
+        first = max(0, start // block - 2)
+        with path.open("rb") as raw:
+            if _compressed(raw.read(6)):
+                raise UserError(f"{path}: byte_range needs an uncompressed file")
+            begin = _block_start(raw, min(first * block, size))
+        return cls(start, stop, begin, min((first + 1) * block, size))
+
+    def owns(self, assembly: _Columns, block: int, at: int) -> bool:
+        """Whether block number ``block`` of the read, at offset ``at``, is the range's
+        (set on ``assembly`` as its owned blocks are met)."""
+        if at >= self.stop:
+            if assembly.owned_to is None:
+                assembly.owned_to = block
+            return False
+        if at >= self.start and assembly.owned_from > block:
+            assembly.owned_from = block
+        return at >= self.start
+
+    def chunks(self, path: Path) -> Iterator[bytes]:
+        """The file's bytes from ``begin`` in the whole read's chunks."""
+        with path.open("rb") as raw:
+            raw.seek(self.begin)
+            size = self.first_end - self.begin
+            while True:
+                piece = raw.read(size)
+                if not piece:
+                    return
+                yield piece
+                size = nquads.BLOCK_BYTES
+
+    def lines_before(self, path: Path) -> int:
+        """The newlines before ``begin``."""
+        count = 0
+        with path.open("rb") as raw:
+            left = self.begin
+            while left:
+                piece = raw.read(min(left, 16 << 20))
+                count += piece.count(b"\n")
+                left -= len(piece)
+        return count
+
+
+def _compressed(magic: bytes) -> bool:
+    """Whether a file starting with ``magic`` is gzip or xz (as ``read_chunks`` finds)."""
+    return magic[:2] == b"\x1f\x8b" or magic == b"\xfd7zXZ\x00"
+
+
+def _block_start(raw: BinaryIO, end: int) -> int:
+    """The offset after the last newline before ``end`` (0 if none): where the whole read's
+    block after the chunk ending at ``end`` starts."""
+    at = end
+    while at > 0:
+        step = min(at, 1 << 16)
+        raw.seek(at - step)
+        found = raw.read(step).rfind(b"\n")
+        if found >= 0:
+            return at - step + found + 1
+        at -= step
+    return 0
+
+
+class _RangeReports(BadRecords):
+    """The bad records of a byte range's read, given to ``target``: those of the blocks
+    the range does not own left out (``quiet`` while reading them), line numbers counted
+    from the read's beginning made true."""
+
+    def __init__(self, target: BadRecords, lines_before: Callable[[Path], int]) -> None:
+        super().__init__(target.policy)
+        self.target = target
+        self.quiet = False
+        self._lines_before = lines_before
+        self._offset: int | None = None
+
+    def report(self, file: str | Path, line: int | None, reason: str, record: str = "") -> None:
+        if self.quiet:
+            return
+        if line is not None:
+            if self._offset is None:
+                self._offset = self._lines_before(Path(file))
+            line += self._offset
+        self.target.report(file, line, reason, record)
+
+
+def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
+    """At most ``parts`` byte ranges of about equal size that cover the file ``path``,
+    cut at multiples of ``nquads.BLOCK_BYTES`` (so each holds a block start), for
+    :func:`read_batches`'s ``byte_range``; one range for a file smaller than a block."""
+    if parts < 1:
+        raise UserError(f"parts must be positive, got {parts}")
+    size = Path(path).stat().st_size
+    block = nquads.BLOCK_BYTES
+    blocks = -(-size // block)
+    cuts = sorted({min(size, round(k * blocks / parts) * block) for k in range(parts + 1)})
+    cuts[0], cuts[-1] = 0, size
+    ranges = [(a, b) for a, b in pairwise(cuts) if b > a]
+    return ranges or [(0, size)]
