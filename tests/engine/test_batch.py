@@ -632,6 +632,60 @@ def test_byte_ranges_of_shared_bars(
     same_by_ranges(tmp_path, data.nquads, cut_at(size, points))
 
 
+@st.composite
+def straddling_files(draw: st.DrawFn) -> list[str]:
+    """Events with names of their own and times going forward, in the writers' layout,
+    with time statements after their triples or lines of other events between, bad
+    lines, lines not canonical and comments."""
+    lines: list[str] = []
+    clock = 0
+    for index in range(draw(st.integers(1, 50))):
+        kind = draw(st.sampled_from(_LINE_KINDS))
+        graph = f"<{EX}g{index}>" if index % 3 else f"_:b{index}"
+        clock += draw(st.integers(0, 30))
+        event = event_lines(graph, clock, draw(st.integers(1, 4)))
+        if kind == "late time":
+            event = event[2:] + event[:2]
+        elif kind == "split":
+            lines += event[2:]
+            event = [f"<{EX}x> <{EX}p> <{EX}o> <{EX}other{index}> ."] * 3 + event[:2]
+        elif kind == "bad":
+            event[-1] = event[-1][:-2]
+        elif kind == "spaced":
+            event[-1] = event[-1].replace("> <", ">  <", 1)
+        elif kind == "comment":
+            event.insert(1, "  # a comment")
+        lines += event
+    return lines
+
+
+@SETTINGS
+@given(
+    lines=straddling_files(),
+    block=st.integers(1000, 3000),
+    points=st.lists(st.floats(0, 1), max_size=5),
+    window=st.sampled_from([3, 20, 65_536]),
+)
+def test_byte_ranges_of_messy_files(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    lines: list[str],
+    block: int,
+    points: list[float],
+    window: int,
+) -> None:
+    """Any split points, blocks of any size that holds an event's lines (the reader's
+    condition), bad lines judged with few or many lines after them (blocks that wait
+    across places): the whole file's events and bad records."""
+    from rsep.rdf.formats import _common
+
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", block)
+    monkeypatch.setattr(_common, "WINDOW", window)
+    path = write_lines(tmp_path / "s.nq", lines)
+    size = path.stat().st_size
+    same_by_ranges(tmp_path, path, cut_at(size, [int(p * size) for p in points]))
+
+
 def test_byte_range_refusals(tmp_path: Path) -> None:
     path = write_lines(tmp_path / "s.nq", event_lines(f"<{EX}e>", 1))
     dictionary = TermDictionary()

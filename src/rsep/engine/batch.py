@@ -15,7 +15,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import string
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
@@ -28,13 +27,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
-from pyoxigraph import Quad, Triple
+from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
 
 from rsep.engine.terms import KIND_BLANK, KIND_IRI, TermDictionary
 from rsep.errors import BadRecords, InputError, UserError
 from rsep.rdf.event import Event, EventId
 from rsep.rdf.formats import Format, detect_format, nquads, read_events
-from rsep.rdf.formats._common import ReadOptions, TimeOrder, part_files, read_chunks, term_ms
+from rsep.rdf.formats._common import (
+    ReadOptions,
+    TimeOrder,
+    parse_resilient,
+    part_files,
+    read_chunks,
+    statement_line,
+    term_ms,
+)
 from rsep.rdf.formats.nquads import Statement, Texts, _Assembly, _Block, _read_block
 from rsep.rdf.formats.ntriples import CACHE_LIMIT
 from rsep.rdf.terms import PROV_ENDED_AT, PROV_GENERATED_AT, PROV_STARTED_AT, RSEP_STREAM, XSD
@@ -1375,10 +1382,8 @@ class _Columns(_Assembly):
         """The first pending event that the current block names (as ``touched``)."""
         self.mentioned = _NO_TEXT
         """The names the current block mentions (as ``touched``)."""
-        self.owned_from = 0
-        self.owned_to: int | None = None
-        """The blocks whose events this read gives (a byte range's, section "Byte
-        ranges"): an event is given if its graph first appears in one of them."""
+        self.owner: _Owner | None = None
+        """Which events a byte range's read gives (section "Byte ranges"); all without."""
 
     def read(self, data: bytes, line: int, block: int, final: bool, fast: bool) -> int:
         """Add the lines of ``data``; returns the bytes used (as ``_read_block``), and
@@ -1398,9 +1403,10 @@ class _Columns(_Assembly):
         (errors reported there), with their triples."""
         if self.columnar:
             return self._close_columns(final)
-        if self.owned_from or self.owned_to is not None:  # other ranges' events go unread
+        if self.owner is not None:  # other ranges' events go unread
+            graphs = list(self.pending)
             blocks = np.array([block for _, _, block in self.pending.values()], np.int64)
-            for graph, owned in zip(self.pending, self._owned(blocks).tolist(), strict=True):
+            for graph, owned in zip(graphs, self.owner.owns(blocks, graphs).tolist(), strict=True):
                 if not owned:
                     self.dropped.add(graph)
         events = self.close(final)
@@ -1412,19 +1418,16 @@ class _Columns(_Assembly):
         return self._piece(alive, good, events)
 
     def owes(self) -> bool:
-        """Whether an event of the blocks this read gives is not complete yet."""
+        """Whether an event this read gives is not complete yet."""
+        if self.owner is None:
+            return bool(len(self.blocks) if self.columnar else self.pending)
         if self.columnar:
-            blocks = self.blocks
+            owned = self.owner.owns(self.blocks, self.graphs.to_pylist)
         else:
+            graphs = list(self.pending)
             blocks = np.array([block for _, _, block in self.pending.values()], np.int64)
-        return bool(self._owned(blocks).any())
-
-    def _owned(self, blocks: np.ndarray) -> np.ndarray:
-        """Whether events whose graphs first appear in ``blocks`` are this read's."""
-        owned: np.ndarray = blocks >= self.owned_from
-        if self.owned_to is not None:
-            owned &= blocks < self.owned_to
-        return owned
+            owned = self.owner.owns(blocks, graphs)
+        return bool(owned.any())
 
     # ----------------------------------------------------------- the reader's own path
 
@@ -1675,7 +1678,9 @@ class _Columns(_Assembly):
             said = self.said[mine]
             closed = graphs.slice(0, done)
             blocks = self.blocks[:done]
-            owned = self._owned(blocks)
+            owned = np.ones(done, np.bool_)
+            if self.owner is not None:
+                owned = self.owner.owns(blocks, closed.to_pylist)
             if not owned.all():  # a byte range's read: other ranges' events go unread
                 keep = owned[event]
                 event = (np.cumsum(owned) - 1)[event[keep]]
@@ -1831,34 +1836,35 @@ def _nquads_pieces(
 def _file_pieces(
     file: Path, bad: BadRecords, reading: _Reading, span: _Span | None
 ) -> Iterator[_Piece]:
-    """The events of one N-Quads file (of the blocks of ``span`` only)."""
-    reports = bad if span is None else _RangeReports(bad, span.lines_before)
+    """The events of one N-Quads file (of the range ``span`` only)."""
+    reports = bad if span is None else _RangeReports(bad, span)
     assembly = _Columns(file, reports, reading)
+    owner = None if span is None else _Owner(span)
+    assembly.owner = owner
     buffer = b""
     line = 1
     block = 0
     waiting = 0
     at = 0  # the offset of the buffer's first byte in the file
-    if span is None:
-        pieces = read_chunks(file, nquads.BLOCK_BYTES)
-    else:
-        pieces = span.chunks(file)
+    pieces = read_chunks(file, nquads.BLOCK_BYTES) if span is None else span.chunks(file)
+    if span is not None:
         at = span.begin
-        assembly.owned_from = sys.maxsize
     while True:
         try:
             chunk = next(pieces, None)
         except InputError as exc:
             bad.report(exc.file, exc.line, exc.reason)
             break
-        if span is not None and isinstance(reports, _RangeReports):
-            reports.quiet = not span.owns(assembly, block, at)  # while reading a block
         if chunk is None:
             if buffer:
+                if isinstance(reports, _RangeReports):
+                    reports.reading(buffer, at, line)
                 assembly.read(buffer, line, block, True, not waiting)
                 assembly.keep(block, buffer, line)
+                if owner is not None:
+                    owner.block(buffer, at)
             if isinstance(reports, _RangeReports):
-                reports.quiet = False
+                reports.done()
             piece = assembly.complete(True)
             if piece is not None:
                 yield piece
@@ -1868,22 +1874,26 @@ def _file_pieces(
         if cut <= waiting:
             continue
         data = buffer[:cut]
+        if isinstance(reports, _RangeReports):
+            reports.reading(data, at, line)
         used = assembly.read(data, line, block, False, not waiting)
         waiting = cut if used < cut else 0
         if used:
             assembly.keep(block, data if used == cut else buffer[:used], line)
+            if owner is not None:
+                owner.block(data[:used], at)
             newlines = assembly.newlines
             line += buffer.count(b"\n", 0, used) if newlines is None else newlines
             buffer = buffer[used:]
             at += used
             waiting = max(0, waiting - used)
             if isinstance(reports, _RangeReports):
-                reports.quiet = False
+                reports.done()
             piece = assembly.complete(False)
             if piece is not None:
                 yield piece
             block += 1
-            if span is not None and at >= span.stop and not assembly.owes():
+            if span is not None and at >= span.hi and not assembly.owes():
                 break
 
 
@@ -1891,28 +1901,31 @@ def _file_pieces(
 #
 # A large N-Quads file is read by parallel tasks, each given a byte range. The reader
 # (``rsep.rdf.formats.nquads``) assembles events by blocks: the whole file's blocks start
-# at offset 0 and after the last newline before each multiple of ``BLOCK_BYTES``, and an
-# event is complete once a whole block has gone by without naming it. A range's read
-# gives the events whose graph first appears in a block that starts in the range, and the
-# bad lines of those blocks: blocks start at the same offsets in every read (its chunks end
-# at the same multiples of ``BLOCK_BYTES``), so each block, and each event and bad line,
-# belongs to exactly one range of a partition of the file. The read begins two blocks
-# before the range (the statements of its first events may come before their graph, within
-# a block) and goes on past its end until its last events are complete, so they keep every
-# triple. Its events are those of the whole file's read wherever the reader's own
-# condition holds (the lines of one event lie within ``BLOCK_BYTES``); time order is
-# checked among them (the first event of each stream is checked against the range's
-# events only: ``TimeOrder`` holds one file's past). Line numbers are true ones, the
-# newlines before the read counted when a record is reported.
+# after the last newline before each multiple of ``BLOCK_BYTES`` (the "places" here; 0
+# first), except where a bad line waits for the lines after it, and an event is complete
+# once a whole block has gone by without naming it. A range gives the events whose graph's
+# first line lies between the first place at or after its start (``lo``) and the first at
+# or after its end (``hi``), and the bad lines there: places are the same in every read,
+# so each event and each bad line of the file belongs to exactly one range of a partition.
+# A block of a range's read lies between two places unless a bad line made it wait (it is
+# read by pyoxigraph then); only such a block that holds ``lo`` or ``hi`` has the graphs
+# before them found by parsing its part before them. The read begins two places before
+# ``lo`` (an event's statements may come before its graph) and goes on past ``hi`` until
+# its events are complete, so they keep every line. Its events are those of the whole
+# file's read wherever the reader's own condition holds (an event's lines lie within
+# ``BLOCK_BYTES``). Time order is checked among them (``TimeOrder`` holds the past of one
+# read: the first event of each stream is not checked against earlier ranges'). Line
+# numbers are true ones, the newlines before the read counted when a record is reported.
 
 
 @dataclass(frozen=True)
 class _Span:
-    """A byte range of an N-Quads file (``start``, ``stop``) and where its read begins:
-    ``begin`` a block start, ``first_end`` the end of the whole read's chunk after it."""
+    """A byte range of an N-Quads file: the places ``lo`` and ``hi`` of its events (see
+    above), where its read begins (``begin``, a place) and the end of the whole read's
+    chunk after it (``first_end``)."""
 
-    start: int
-    stop: int
+    lo: int
+    hi: int
     begin: int
     first_end: int
 
@@ -1925,23 +1938,14 @@ class _Span:
             raise UserError(f"byte_range is for one N-Quads file; {path} is not one")
         size = path.stat().st_size
         block = nquads.BLOCK_BYTES
-        first = max(0, start // block - 2)
         with path.open("rb") as raw:
             if _compressed(raw.read(6)):
                 raise UserError(f"{path}: byte_range needs an uncompressed file")
+            lo = _place(raw, start, size)
+            first = max(0, -(-lo // block) - 2)
             begin = _block_start(raw, min(first * block, size))
-        return cls(start, stop, begin, min((first + 1) * block, size))
-
-    def owns(self, assembly: _Columns, block: int, at: int) -> bool:
-        """Whether block number ``block`` of the read, at offset ``at``, is the range's
-        (set on ``assembly`` as its owned blocks are met)."""
-        if at >= self.stop:
-            if assembly.owned_to is None:
-                assembly.owned_to = block
-            return False
-        if at >= self.start and assembly.owned_from > block:
-            assembly.owned_from = block
-        return at >= self.start
+            hi = _place(raw, stop, size)
+        return cls(lo, hi, begin, min((first + 1) * block, size))
 
     def chunks(self, path: Path) -> Iterator[bytes]:
         """The file's bytes from ``begin`` in the whole read's chunks."""
@@ -1973,8 +1977,8 @@ def _compressed(magic: bytes) -> bool:
 
 
 def _block_start(raw: BinaryIO, end: int) -> int:
-    """The offset after the last newline before ``end`` (0 if none): where the whole read's
-    block after the chunk ending at ``end`` starts."""
+    """The offset after the last newline before ``end`` (0 if none): the place after the
+    whole read's chunk ending at ``end``."""
     at = end
     while at > 0:
         step = min(at, 1 << 16)
@@ -1986,24 +1990,108 @@ def _block_start(raw: BinaryIO, end: int) -> int:
     return 0
 
 
-class _RangeReports(BadRecords):
-    """The bad records of a byte range's read, given to ``target``: those of the blocks
-    the range does not own left out (``quiet`` while reading them), line numbers counted
-    from the read's beginning made true."""
+def _place(raw: BinaryIO, offset: int, size: int) -> int:
+    """The first place at or after ``offset`` (``size`` if none)."""
+    if offset <= 0:
+        return 0
+    block = nquads.BLOCK_BYTES
+    m = -(-offset // block)
+    while True:
+        end = min(m * block, size)
+        found = _block_start(raw, end)
+        if found >= offset:
+            return min(found, size)
+        if end == size:
+            return size
+        m += 1
 
-    def __init__(self, target: BadRecords, lines_before: Callable[[Path], int]) -> None:
+
+class _Owner:
+    """Which events a range's read gives, by the block where their graph first appears:
+    all or none of a block that does not hold a place ``lo`` or ``hi`` strictly inside,
+    else those whose graph's first line lies in ``[lo, hi)``."""
+
+    def __init__(self, span: _Span) -> None:
+        self.lo, self.hi = span.lo, span.hi
+        self.whole: list[int] = []
+        """By block number: 1 if its events are the range's, 0 if not, 2 see ``split``."""
+        self.split: dict[int, tuple[set[str] | None, set[str] | None]] = {}
+        """By block number: the graphs named before ``lo`` and before ``hi`` in it."""
+
+    def block(self, data: bytes, at: int) -> None:
+        """Note the next block of the read: ``data``, at offset ``at``."""
+        end = at + len(data)
+        lo, hi = self.lo, self.hi
+        if end <= lo or at >= hi:
+            self.whole.append(0)
+        elif lo <= at and end <= hi:
+            self.whole.append(1)
+        else:
+            before_lo = _graphs_in(data[: lo - at]) if at < lo else None
+            before_hi = _graphs_in(data[: hi - at]) if hi < end else None
+            self.split[len(self.whole)] = (before_lo, before_hi)
+            self.whole.append(2)
+
+    def owns(self, blocks: np.ndarray, graphs: list[str] | Callable[[], list[str]]) -> np.ndarray:
+        """Whether the events of ``graphs`` that first appear in ``blocks`` are the
+        range's."""
+        status = np.array(self.whole, np.int8)[blocks]
+        owned: np.ndarray = status == 1
+        split = np.flatnonzero(status == 2).tolist()
+        if split:
+            texts = graphs() if callable(graphs) else graphs
+            for k in split:
+                before_lo, before_hi = self.split[int(blocks[k])]
+                graph = texts[k]
+                owned[k] = (before_lo is None or graph not in before_lo) and (
+                    before_hi is None or graph in before_hi
+                )
+        return owned
+
+
+def _graphs_in(data: bytes) -> set[str]:
+    """The texts of the graph names of the quads of ``data`` (bad lines skipped)."""
+    graphs: set[str] = set()
+    for piece in parse_resilient(data, RdfFormat.N_QUADS, resync=statement_line):
+        for quad in piece.quads or ():
+            if isinstance(quad.graph_name, NamedNode | BlankNode):
+                graphs.add(str(quad.graph_name))
+    return graphs
+
+
+class _RangeReports(BadRecords):
+    """The bad records of a range's read, given to ``target``: of the lines read, only
+    those between the places ``lo`` and ``hi``; line numbers counted from the read's
+    beginning made true."""
+
+    def __init__(self, target: BadRecords, span: _Span) -> None:
         super().__init__(target.policy)
         self.target = target
-        self.quiet = False
-        self._lines_before = lines_before
+        self.span = span
+        self.lines: list[int | None] = [None, None]
+        """The lines (counted from the read's beginning) at ``lo`` and ``hi``, once met."""
+        self.filtering = False
         self._offset: int | None = None
 
+    def reading(self, data: bytes, at: int, line: int) -> None:
+        """Lines from ``line`` (``data`` at offset ``at``) are read: filter their reports."""
+        for k, place in enumerate((self.span.lo, self.span.hi)):
+            if self.lines[k] is None and place < at + len(data):
+                self.lines[k] = line + data.count(b"\n", 0, max(0, place - at))
+        self.filtering = True
+
+    def done(self) -> None:
+        """Reports come from events closing now: all are the range's."""
+        self.filtering = False
+
     def report(self, file: str | Path, line: int | None, reason: str, record: str = "") -> None:
-        if self.quiet:
-            return
+        if self.filtering and line is not None:
+            lo, hi = self.lines
+            if lo is None or line < lo or (hi is not None and line >= hi):
+                return
         if line is not None:
             if self._offset is None:
-                self._offset = self._lines_before(Path(file))
+                self._offset = self.span.lines_before(Path(file))
             line += self._offset
         self.target.report(file, line, reason, record)
 
