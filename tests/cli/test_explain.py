@@ -113,19 +113,46 @@ def test_whether_the_columnar_engine_takes_a_sequence_is_shown(
 def test_how_spark_runs_a_sequence_is_shown(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, repo_root: Path
 ) -> None:
-    """The last section: the V shape is partitioned by its key and its strict sequence can
-    be evaluated by joins; a skip-till-next sequence cannot, with the reason; a plan with no
-    sequence has no such section."""
+    """The last section: the V shape runs on the columnar engine in Spark tasks,
+    partitioned by its key; without PARTITION BY one task, and why; a negation runs on the
+    per-event engine; a plan with no sequence has no such section."""
     vshape = (repo_root / "examples" / "uc4-stock" / "v-shape.spaseq").read_text("utf-8")
     code, out, _ = explain(capsys, tmp_path, vshape)
     spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
-    assert code == 0 and "partitions            by ?company" in spark
-    assert "strict sequence joins possible" in spark
+    assert code == 0 and "partitions    by ?company: an event to the task owning" in spark
+    assert "evaluated by  the columnar engine in Spark tasks" in spark
     code, out, _ = explain(capsys, tmp_path, SPASEQ)
     spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
-    assert "strict sequence joins no: a strategy other than strict contiguity" in spark
+    assert "partitions    one task (no PARTITION BY): a sequence relates" in spark
+    negated = SPASEQ.replace("SEQ (A; B)", "SEQ (A; B!; C)").replace(
+        "  DEFINE GPM B", "  DEFINE GPM C ON S1 { ?h :c ?z . }\n  DEFINE GPM B"
+    )
+    code, out, _ = explain(capsys, tmp_path, negated)
+    spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
+    assert code == 0 and "evaluated by  the per-event engine in Spark tasks" in spark
     code, out, _ = explain(capsys, tmp_path, _paper_query("query4.epsparql"))
     assert code == 0 and "on Spark" not in out
+
+
+def test_which_filters_may_go_to_the_exact_path_is_shown(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, repo_root: Path
+) -> None:
+    """ "In this process" names each FILTER and its path: the V shape's two FILTERs under
+    the run's bindings in the kernel; a FILTER on a GPM's own values compiled, its
+    undecided rows to pyoxigraph; STRENDS with no program, decided exactly per binding."""
+    vshape = (repo_root / "examples" / "uc4-stock" / "v-shape.spaseq").read_text("utf-8")
+    code, out, _ = explain(capsys, tmp_path, vshape)
+    local = out.split("\nin this process (rsep run --engine local)\n", 1)[1]
+    local = local.split("\non Spark", 1)[0]
+    assert code == 0
+    assert "FILTER of B   ?p2 < ?p1 * 0.998: compiled into the kernel" in local
+    assert "FILTER of C   ?p3 > ?p1: compiled into the kernel" in local
+    own = vshape.replace("FILTER (?p2 < ?p1 * 0.998)", "FILTER (?p2 < 10)")
+    code, out, _ = explain(capsys, tmp_path, own)
+    assert "FILTER of B   ?p2 < 10: compiled; the rows it cannot decide go to pyoxigraph" in out
+    ends = vshape.replace("FILTER (?p2 < ?p1 * 0.998)", 'FILTER (STRENDS(STR(?company), "x"))')
+    code, out, _ = explain(capsys, tmp_path, ends)
+    assert "no program: decided exactly on each distinct binding" in out, out
 
 
 def _paper_query(name: str) -> str:

@@ -92,15 +92,15 @@ def test_spark_engine_on_the_kleene_plus_folder(
 
 
 @pytest.mark.spark
-def test_spark_engine_columnar_on_the_strict_folder(
+def test_spark_engine_runs_the_columnar_engine_on_the_strict_folder(
     spark: object,
     shared_data: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``--columnar``: the strict-contiguity folder's sequence is evaluated whole by Spark
-    SQL joins (the engine's task is not run) and writes the oracle's results; the option
-    is refused for the other engines."""
+    """``--engine spark`` on the strict-contiguity folder: the columnar engine in Spark
+    tasks (the per-event replay is not run) writes the oracle's results; the old
+    ``--columnar`` option (Spark SQL joins) is gone."""
     from rsep.spark import replay
 
     monkeypatch.chdir(shared_data / "spaseq" / "tests")
@@ -108,14 +108,15 @@ def test_spark_engine_columnar_on_the_strict_folder(
     assert cli.main(["run", *args, "--engine", "reference"]) == 0
     reference = lines(capsys.readouterr().out)
 
-    def no_engine(*_: object, **__: object) -> None:
-        raise AssertionError("the engine path ran")
+    def no_replay(*_: object, **__: object) -> None:
+        raise AssertionError("the per-event replay ran")
 
-    monkeypatch.setattr(replay, "evaluate_rows", no_engine)
-    assert cli.main(["run", *args, "--engine", "spark", "--columnar"]) == 0, capsys.readouterr().err
+    monkeypatch.setattr(replay, "evaluate_rows", no_replay)
+    assert cli.main(["run", *args, "--engine", "spark"]) == 0, capsys.readouterr().err
     assert lines(capsys.readouterr().out) == reference and len(reference) == 1
-    assert cli.main(["run", *args, "--engine", "local", "--columnar"]) == 1
-    assert "--columnar is for --engine spark" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["run", *args, "--engine", "spark", "--columnar"])
+    assert "--columnar" in capsys.readouterr().err
 
 
 @pytest.mark.spark
@@ -165,3 +166,84 @@ def test_local_engine_reads_the_event_store_and_n_quads(
     assert cli.main(["run", *args]) == 0
     from_store = sorted(json.dumps(r, sort_keys=True) for r in lines(capsys.readouterr().out))
     assert from_store == reference
+
+
+# Rows evaluated exactly ------------------------------------------------------------------
+
+DECIMALS = """PREFIX ex: <http://example.org/>
+SELECT ?c ?p1 ?p2
+WITHIN 60 SECONDS
+FROM STREAM S1 <http://example.org/stocks>
+WHERE SEQ (A, B)
+{
+  DEFINE GPM A ON S1 { ?c ex:price ?p1 . FILTER (?p1 > 1.00000000000000001) }
+  DEFINE GPM B ON S1 { ?c ex:price ?p2 . }
+}
+"""
+
+
+def _decimal_prices(path: Path) -> int:
+    """Prices a double cannot tell from the FILTER's constant (so the compiled program
+    cannot decide them) alternating with plain ones; the count of undecidable rows."""
+    from pyoxigraph import Literal, NamedNode, Triple
+
+    from rsep.rdf.event import Event
+    from rsep.rdf.formats import write_events
+
+    decimal = NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
+    prices = ["1.00000000000000003", "2.5", "1.00000000000000000", "3", "1.00000000000000002"]
+    events = [
+        Event.point(
+            "http://example.org/stocks",
+            1000 * k,
+            [Triple(NamedNode(EX + "c"), NamedNode(EX + "price"), Literal(v, datatype=decimal))],
+        )
+        for k, v in enumerate(prices)
+    ]
+    write_events(events, path, "nquads", with_stream=True)
+    return 3
+
+
+def test_rows_evaluated_exactly_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FILTER on a GPM's own values that its program cannot decide for three rows: the
+    columnar engine evaluates them by pyoxigraph (the oracle's answers) and says so in the
+    ``--progress`` line and, without it, in a summary line; ``--quiet`` says nothing."""
+    data = tmp_path / "prices.nq"
+    undecided = _decimal_prices(data)
+    args = ["run", query(tmp_path, DECIMALS), "--stream", str(data)]
+    assert cli.main([*args, "--engine", "reference"]) == 0
+    reference = lines(capsys.readouterr().out)
+    assert len(reference) == 3, reference  # A at 0, 1000 and 3000 (1.0 fails it), B next
+    assert cli.main([*args, "--engine", "local", "--progress"]) == 0
+    out, err = capsys.readouterr()
+    assert lines(out) == reference
+    assert "records read, " in err and f"{undecided} FILTER rows evaluated exactly" in err
+    assert cli.main([*args, "--engine", "local"]) == 0
+    err = capsys.readouterr().err
+    assert f"rsep: {undecided} solution row(s) whose FILTER the compiled programs" in err
+    assert cli.main([*args, "--engine", "local", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.spark
+def test_rows_evaluated_exactly_are_shown_on_spark(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same count from the columnar engine in Spark tasks, in the ``--progress`` line,
+    with the oracle's answers; a per-event replay (negation) shows no count."""
+    data = tmp_path / "prices.nq"
+    undecided = _decimal_prices(data)
+    args = ["run", query(tmp_path, DECIMALS), "--stream", str(data)]
+    assert cli.main([*args, "--engine", "reference"]) == 0
+    reference = lines(capsys.readouterr().out)
+    assert cli.main([*args, "--engine", "spark", "--progress"]) == 0
+    out, err = capsys.readouterr()
+    assert lines(out) == reference
+    assert "rsep: 5 records read, " in err and f"{undecided} FILTER rows evaluated exactly" in err
+    negated = DECIMALS.replace("SEQ (A, B)", "SEQ (A, B!, B)")
+    args = ["run", query(tmp_path, negated), "--stream", str(data)]
+    assert cli.main([*args, "--engine", "spark", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "rsep: 5 records read, " in err and "evaluated exactly" not in err

@@ -44,8 +44,9 @@ from acceptance import (
 )
 
 from rsep.errors import UserError
+from rsep.spark.job import StreamInput
 from rsep.spark.live import LiveQuery, start_live
-from rsep.spark.replay import StreamInput, run_on_spark
+from rsep.spark.replay import run_on_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

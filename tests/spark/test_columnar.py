@@ -30,8 +30,9 @@ from rsep.engine.sequence import columnar_reason
 from rsep.errors import BadRecords, OnError, UserError
 from rsep.rdf.formats import read_events, write_events
 from rsep.semantics.graph import read_graph
-from rsep.spark.columnar import ColumnarReplay, columnar_replay
-from rsep.spark.replay import StreamInput, run_on_spark
+from rsep.spark.columnar import columnar_replay
+from rsep.spark.job import Job, StreamInput
+from rsep.spark.replay import run_on_spark
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS / "engine") not in sys.path:
@@ -57,7 +58,7 @@ def run(
     graphs: Mapping[str, frozenset[Triple]] | None = None,
     partitions: int | None = None,
     until: int | None = None,
-) -> ColumnarReplay:
+) -> Job:
     found = columnar_replay(spark, plan, inputs, graphs, until, partitions=partitions)
     assert found is not None, "the columnar path should take this plan and these inputs"
     assert [r.time for r in found.results] == sorted(r.time for r in found.results)
@@ -74,7 +75,7 @@ def local(
     items = [str(i.path) if i.stream is None else f"{i.stream}={i.path}" for i in inputs]
     done = run_files(plan, items, graphs or {}, until)
     assert done is not None
-    return canonical(done[0])
+    return canonical(done.answers)
 
 
 # The shipped folders ----------------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""Routing by key (rsep.spark.partition.routing, rsep.spark.replay.key_parts): which GPMs Spark
-SQL joins evaluate exactly, and the partitions the joins give each event against the Python
-router's (pyoxigraph, event by event) on the shipped SPAseq folders and on generated events
-and queries."""
+"""Routing by key in the per-event replay (rsep.spark.replay.key_parts, route): the partitions
+Spark gives each event from its columnar rows against those of the Python router
+(rsep.spark.partition.Router, pyoxigraph on the event itself) on the shipped SPAseq folders
+and on generated events and queries of every kind of GPM."""
 
 from __future__ import annotations
 
@@ -16,12 +16,11 @@ from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 from test_replay import compiled, partitioned
 
-from rsep.algebra.events import Gpm
 from rsep.errors import BadRecords, OnError
 from rsep.rdf.event import Event
 from rsep.rdf.formats import read_events
 from rsep.semantics.graph import read_graph
-from rsep.spark.partition import KeyJoin, Router, Scheme, choose_scheme, key_join, routing
+from rsep.spark.partition import Router, Scheme, choose_scheme
 from rsep.spark.replay import _ROW_NAMES, ROW_SCHEMA, _append, key_parts, route
 
 if TYPE_CHECKING:
@@ -47,15 +46,7 @@ def query(*bodies: tuple[str, str], key: str = "k") -> str:
     )
 
 
-def gpm_of(body: str) -> Gpm:
-    """The GPM ``body``, second step of a partitioned query (the first binds the key)."""
-    plan = compiled(query(("S1", "?k ex:price ?p0 ."), ("S1", body)))
-    return next(n for n in plan.r2r.walk() if isinstance(n, Gpm) and n.name == "B")
-
-
-# Which GPMs joins evaluate -----------------------------------------------------------------
-
-KB_GRAPHS: dict[str, Any] = {KB: frozenset()}
+# GPMs of every kind ------------------------------------------------------------------------------
 
 CASES = [
     # a basic graph pattern of IRIs and variables: joins
@@ -89,65 +80,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("body", "kind"), CASES)
-def test_key_join_chooses_what_joins_evaluate(body: str, kind: str) -> None:
-    """Each kind of GPM gets the routing that is exact for it (key_join's docstring)."""
-    found = key_join(gpm_of(body), ("k",), KB_GRAPHS)
-    if kind == "joins":
-        assert isinstance(found, KeyJoin), found
-    elif kind == "no key":
-        assert isinstance(found, str) and found.startswith("no key alone"), found
-    else:
-        assert isinstance(found, str) and not found.startswith("no key alone"), found
-
-
-def test_key_join_of_the_vshape() -> None:
-    """V-shape (SPAseq UC4): the first GPM's keys by a join of its two triple patterns; the
-    others compare prices with an earlier step's, so they give no key alone."""
-    from rsep.workloads.baselines import VShape, vshape_query
-
-    plan = compiled(vshape_query(VShape(steps=4)))
-    found = routing(choose_scheme(plan, 4), {"http://example.org/kb/sp500": frozenset()})
-    (join,) = found.joins
-    assert join.gpm == "A" and join.by == ("company",)
-    assert join.event == (
-        ("?company", "<http://example/price>", "?p1"),
-        ("?company", "<http://example/volume>", "?vol1"),
-    )
-    assert join.needed == {"?company"} and join.star
-    assert not found.python
-    assert all(found.reasons[name].startswith("no key alone") for name in "BCD")
-
-
-def test_star_patterns() -> None:
-    """A star on the key (keys by one grouping) and patterns that are not one."""
-    stars = {
-        body: found.star
-        for body in (
-            "?k ex:price ?p . ?k ex:volume ?v . ?k a ex:Stock .",
-            "?k ex:price ?p . ?k ex:volume ?p .",
-            "?k ex:knows ?k .",
-            "?k ?pred ex:c1 .",
-            "?k ex:knows ?x . ?x ex:price ?p .",
-        )
-        if isinstance(found := key_join(gpm_of(body), ("k",), {}), KeyJoin)
-    }
-    assert stars == {
-        "?k ex:price ?p . ?k ex:volume ?v . ?k a ex:Stock .": True,
-        "?k ex:knows ?k .": False,
-        "?k ?pred ex:c1 .": False,
-        "?k ex:knows ?x . ?x ex:price ?p .": False,
-    }
-
-
-def test_knowledge_base_without_triples_is_left_to_pyoxigraph() -> None:
-    """A knowledge base given other than as triples (or not given) is read by the Python
-    router, which raises the user's error if a GPM needs it."""
-    gpm = gpm_of(f"?k ex:price ?p . GRAPH <{KB}> {{ ?k ex:name ?n . }}")
-    assert isinstance(key_join(gpm, ("k",), {}), str)
-
-
-# The partitions of events: joins against the Python router ----------------------------------
+# The partitions of events: Spark's rows against the Python router --------------------------------
 
 
 def frame_of(spark: SparkSession, events: Sequence[Event]) -> Any:
@@ -161,11 +94,11 @@ def frame_of(spark: SparkSession, events: Sequence[Event]) -> Any:
 def compare(
     spark: SparkSession, scheme: Scheme, events: Sequence[Event], graphs: Mapping[str, Any]
 ) -> dict[str, list[int]]:
-    """The partitions the joins give each event, checked against :class:`Router`'s."""
+    """The partitions Spark gives each event from its rows, checked against
+    :class:`Router`'s on the event itself."""
     assert scheme.partitioned
     found: dict[str, list[int]] = defaultdict(list)
-    owned = key_parts(frame_of(spark, events), scheme, graphs)
-    for row in [] if owned is None else owned.collect():
+    for row in key_parts(frame_of(spark, events), scheme, graphs).collect():
         found[row["ev"]].append(row["part"])
     every = list(range(scheme.partitions))
     router = Router(scheme, graphs)
@@ -219,7 +152,6 @@ def test_folders_route_as_the_python_router(
     )
     scheme = choose_scheme(plan, 3)
     events = list(read_events(base / stream, bad=BadRecords(OnError.SKIP), **options))
-    assert routing(scheme, graphs).joins
     expected = compare(spark, scheme, events, graphs)
     assert any(len(parts) < 3 for parts in expected.values())
 
@@ -303,8 +235,7 @@ def test_generated_events_route_as_the_python_router(
 ) -> None:
     """Random events over a small vocabulary (IRIs, a blank node, literals) and random
     partitioned queries of up to five GPMs mixing every kind of CASES: 0 disagreements
-    between the joins (with the Python router for the GPMs they leave) and the Python
-    router alone."""
+    between Spark's routing of the rows and the Python router on the events."""
     plan = compiled(query(("S1", first), *rest))
     scheme = choose_scheme(plan, partitions)
     assume(scheme.partitioned)

@@ -26,22 +26,9 @@ from rsep.rdf.results import Result
 from rsep.semantics import evaluate
 from rsep.semantics.graph import read_graph
 from rsep.spark.eventstore import COLUMNS, arrow_schema
-from rsep.spark.partition import (
-    Atom,
-    choose_scheme,
-    owner,
-    prematches,
-    required_part,
-    routing,
-    vocabulary,
-)
-from rsep.spark.replay import (
-    StreamInput,
-    _buckets,
-    _spark_hash_long,
-    replay,
-    run_on_spark,
-)
+from rsep.spark.job import StreamInput, buckets, spark_hash_long
+from rsep.spark.partition import Atom, choose_scheme, owner, required_part, vocabulary
+from rsep.spark.replay import replay, run_on_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -94,13 +81,12 @@ def test_shipped_folders(
     count: int,
 ) -> None:
     """Each folder of shared/data/spaseq/tests, read and evaluated by Spark tasks, gives the
-    oracle's results (the matches derived by hand in docs/semantics.md); its first GPM is
-    matched by Spark SQL joins, not by the engine (prematches)."""
+    oracle's results (the matches derived by hand in docs/semantics.md) on the per-event
+    engine, whether or not the columnar engine takes the plan."""
     base = shared_data / "spaseq" / "tests" / folder
     plan = compiled((base / query).read_text(encoding="utf-8"))
-    assert prematches(plan, {})
     inputs = [StreamInput(base / stream, options=options)]
-    found = replay(spark, plan, inputs, prematch=True).results
+    found = replay(spark, plan, inputs).results
     events = list(read_events(base / stream, bad=BadRecords(OnError.SKIP), **options))
     expected = oracle(plan, events)
     assert canonical(found) == expected
@@ -141,16 +127,13 @@ def test_shipped_folders_partitioned(
     count: int,
 ) -> None:
     """The folders' queries partitioned by their first step's subject over 3 partitions,
-    events routed by joins for the first step and by pyoxigraph for the step that compares
-    a value with a constant (rsep.spark.partition.routing), the first step's solutions
-    by joins too (prematches): the oracle's results."""
+    events routed by pyoxigraph's keys (rsep.spark.partition.Router): the oracle's
+    results."""
     base = shared_data / "spaseq" / "tests" / folder
     plan = compiled(partitioned((base / query).read_text(encoding="utf-8"), key))
     inputs = [StreamInput(base / stream, options=options)]
-    run = replay(spark, plan, inputs, partitions=3, prematch=True)
+    run = replay(spark, plan, inputs, partitions=3)
     assert run.scheme.partitioned
-    found = routing(run.scheme, {})
-    assert found.joins and found.python and prematches(plan, {})
     events = list(read_events(base / stream, bad=BadRecords(OnError.SKIP), **options))
     expected = oracle(plan, events)
     assert canonical(run.results) == expected
@@ -275,10 +258,10 @@ def test_scheme_falls_back_to_one_partition() -> None:
 
 def test_buckets_follow_sparks_hash() -> None:
     """Spark's hash() of 0L, 1L, 2L (read from Spark 4.3) and one bucket per partition."""
-    assert [_spark_hash_long(v) for v in (0, 1, 2)] == [-1670924195, -1712319331, -797927272]
+    assert [spark_hash_long(v) for v in (0, 1, 2)] == [-1670924195, -1712319331, -797927272]
     for count in (1, 2, 3, 8):
-        found = _buckets(count)
-        assert [_spark_hash_long(b) % count for b in found] == list(range(count))
+        found = buckets(count)
+        assert [spark_hash_long(b) % count for b in found] == list(range(count))
 
 
 def test_owner_is_stable() -> None:

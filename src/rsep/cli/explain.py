@@ -7,9 +7,9 @@ its line, dialect default, profile, command line, built-in), and the automaton o
 sequence. A syntax error prints the message with line, column and caret; a semantic error one
 sentence with its position; both exit with code 1. ``--rules QUERY`` shows the EP-SPARQL rules
 of other queries the plan reads, as ``rsep run --rules`` runs it. Last, for an event sequence,
-how the engine in this process runs it (:func:`engine`: the columnar engine, or why not)
-and how ``rsep run --engine spark`` runs it (:func:`physical`): partitioned by key or not, and
-whether the strict sequence could be evaluated whole by Spark SQL joins.
+how the engine in this process runs it (:func:`engine`: the columnar engine, or why not, and
+which FILTERs may go to the exact path) and how ``rsep run --engine spark`` runs it
+(:func:`physical`): by which engine, partitioned by key or in one task, and why.
 """
 
 from __future__ import annotations
@@ -82,37 +82,84 @@ def run(args: argparse.Namespace) -> int:
 def engine(plan: Plan) -> str:
     """How ``rsep run --engine local`` evaluates a plan with an event sequence (empty for
     others): the columnar engine step by step, or why not
-    (:func:`rsep.engine.sequence.describe`)."""
+    (:func:`rsep.engine.sequence.describe`), and which FILTERs may go to the exact path
+    (:func:`exact_path`)."""
     from rsep.engine.sequence import describe
 
     if not plan.sequences():
         return ""
-    return "in this process (rsep run --engine local)\n" + describe(plan)
+    return "in this process (rsep run --engine local)\n" + describe(plan) + exact_path(plan)
+
+
+def exact_path(plan: Plan) -> str:
+    """Which FILTERs of a plan the columnar engine takes may leave its compiled programs
+    (empty for the other plans): a program over the typed values decides most rows and
+    sends the rows it cannot decide (decimals beyond a double, unusual datatypes) to
+    pyoxigraph, counted in the run summary; a FILTER without program is decided exactly
+    on the distinct bindings; a FILTER under a run's bindings (in the kernel) that a
+    program cannot decide sends the whole run to the per-event engine (SPARQL 1.1 sec.
+    17.2: the exact value semantics in every case)."""
+    from rsep.engine.sequence import SequenceQuery, columnar_reason
+    from rsep.lang.printer import to_sparql
+
+    if columnar_reason(plan) is not None:
+        return ""
+    query = SequenceQuery(plan, {kb: frozenset() for kb in _kb_graphs(plan)})
+    lines: list[str] = []
+    for compiled in query.compiled:
+        name = compiled.gpm.name
+        for f in (*compiled.local, *compiled.kb_local):
+            text = to_sparql(f.expr)
+            if f.program is None:
+                how = "no program: decided exactly on each distinct binding"
+            else:
+                how = "compiled; the rows it cannot decide go to pyoxigraph (counted)"
+            lines.append(f"  FILTER of {name:<3} {text}: {how}")
+        for f in compiled.deferred:
+            lines.append(
+                f"  FILTER of {name:<3} {to_sparql(f.expr)}: compiled into the kernel (the "
+                "run's bindings); a row it cannot decide sends the run to the per-event engine"
+            )
+    if not lines:
+        return "  FILTERs       none: no row goes to the exact path\n"
+    return "\n".join(lines) + "\n"
 
 
 def physical(plan: Plan) -> str:
-    """How the Spark replay runs a plan with an event sequence (empty for others): its
-    partitioning (:func:`rsep.spark.partition.choose_scheme`) and whether
-    :mod:`rsep.spark.strict_sequence` can evaluate it, or why not, with knowledge base
-    graphs read from files (given as triples, as ``rsep run --graph`` gives them)."""
+    """How ``rsep run --engine spark`` runs a plan with an event sequence (empty for
+    others): by the columnar engine in Spark tasks (:mod:`rsep.spark.columnar`) or the
+    per-event engine (:mod:`rsep.spark.replay`), and its partitioning
+    (:func:`rsep.spark.partition.choose_scheme`): by key, or one Spark task and why."""
+    from rsep.engine.sequence import columnar_reason
     from rsep.spark.partition import choose_scheme
-    from rsep.spark.strict_sequence import strict_sequence
 
     if not plan.sequences():
         return ""
     scheme = choose_scheme(plan, 1)
-    split = f"by {', '.join('?' + n for n in scheme.by)}" if scheme.partitioned else scheme.reason
-    graphs: dict[str, frozenset[object]] = {kb: frozenset() for kb in _kb_graphs(plan)}
-    found = strict_sequence(scheme, graphs)
-    joins = (
-        "possible (replay(strict=True); off by default: slower on 2 cores, docs/benchmarks.md)"
-        if not isinstance(found, str)
-        else f"no: {found}"
+    if scheme.partitioned:
+        keys = ", ".join("?" + n for n in scheme.by)
+        split = (
+            f"by {keys}: an event to the task owning each of its keys, an event without a "
+            "key to every task (SPAseq choice 9)"
+        )
+    else:
+        split = (
+            f"one task ({scheme.reason.removesuffix(': one partition')}): a sequence relates "
+            "consecutive instants of the whole streamset (SPAseq Def. 12), so no event is "
+            "evaluated apart from the others"
+        )
+    reason = columnar_reason(plan)
+    runner = (
+        "the columnar engine in Spark tasks (mapInArrow), reading the files in parallel tasks"
+        if reason is None
+        else "the per-event engine in Spark tasks (rsep.spark.replay)"
     )
     return (
         "on Spark (rsep run --engine spark)\n"
-        f"  partitions            {split}\n"
-        f"  strict sequence joins {joins}\n"
+        f"  evaluated by  {runner}\n"
+        f"  partitions    {split}\n"
+        "  answers       merged in Spark (an answer two tasks give kept once, at its "
+        "earliest time), streamed to the driver in time order\n"
     )
 
 

@@ -42,10 +42,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import numpy as np
 from pyoxigraph import Triple
 
 from rsep.algebra.compile import compile_query, with_rules
@@ -53,7 +53,7 @@ from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
 from rsep.cli.options import add_query_arguments, pair, query_base, read_query, settings
 from rsep.engine import incremental_query
-from rsep.engine.batch import TripleBatch, batches_of, is_store, merge_batches, read_batches
+from rsep.engine.batch import batches_of, is_store, merge_batches, read_batches
 from rsep.engine.sequence import SequenceQuery, Undecided, columnar_reason
 from rsep.errors import UserError
 from rsep.lang import detect_dialect, get_dialect, parse_query
@@ -63,6 +63,7 @@ from rsep.rdf.results import Result, write_results
 from rsep.rdf.time import TimeUnit
 from rsep.semantics import evaluate, read_graph, read_time_varying_graph
 from rsep.semantics.graph import Graph, TimeVaryingGraph
+from rsep.spark.columnar import on_stream
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -144,14 +145,6 @@ def add_parser(commands: Any) -> None:
         metavar="URL",
         help="Spark master for --engine spark: local[N] (default local[2]), spark://host:port "
         "or a Spark Connect sc:// URL",
-    )
-    p.add_argument(
-        "--columnar",
-        action="store_true",
-        help="--engine spark, stream files: match graph patterns by Spark SQL joins over the "
-        "columnar rows where that is exact (a strict sequence whole, else the GPMs without "
-        "FILTER); same answers, slower than the default on a 2-core machine "
-        "(docs/benchmarks.md)",
     )
     p.add_argument(
         "--profile",
@@ -367,15 +360,27 @@ def run_local(
     yield from incremental.finish(until)
 
 
+@dataclass
+class Done:
+    """The answers an engine gave over the ``--stream`` files, as result objects or as
+    their JSON Lines texts (:mod:`rsep.spark.job`: never parsed here), with the events it
+    read and, for the columnar engine, the rows whose FILTER its programs could not decide
+    and were evaluated exactly (``None``: another engine)."""
+
+    answers: Iterable[Result | str]
+    events: int
+    inexact_rows: int | None = None
+
+
 def run_files(
     plan: Plan,
     items: list[str],
     graphs: Mapping[str, Graph | TimeVaryingGraph],
     until: int | None = None,
-) -> tuple[list[Result], int] | None:
+) -> Done | None:
     """The results of a plan the columnar engine takes over ``--stream`` files read
-    straight into batches (N-Quads and the event store by vectorised readers), with the
-    count of events read; ``None`` when the plan or an input needs the other path."""
+    straight into batches (N-Quads and the event store by vectorised readers); ``None``
+    when the plan or an input needs the other path."""
     from rsep.semantics.csrbench import is_csrbench_data
 
     if columnar_reason(plan) is not None:
@@ -392,24 +397,14 @@ def run_files(
     query = SequenceQuery(plan, static_graphs(graphs))
     unit = plan.parameters.time_unit
     sources = [
-        _named(read_batches(path, iri, query.dictionary, time_unit=unit), iri)
+        on_stream(read_batches(path, iri, query.dictionary, time_unit=unit), iri)
         for iri, path in inputs
     ]
     try:
         results = query.run(merge_batches(sources), until)
     except Undecided:
         return None
-    return results, query.stats.events
-
-
-def _named(batches: Iterator[TripleBatch], iri: str | None) -> Iterator[TripleBatch]:
-    """``--stream IRI=FILE``: every event of the file is on stream ``IRI``, whatever the
-    format names (as :func:`read_streams` reads it)."""
-    for batch in batches:
-        if iri is not None and batch.streams != (iri,):
-            batch.streams = (iri,)
-            batch.event_stream = np.zeros(len(batch), np.int32)
-        yield batch
+    return Done(results, query.stats.events, query.stats.inexact_rows)
 
 
 class Progress:
@@ -424,8 +419,13 @@ class Progress:
         self.shown = self.started
         self.records = 0
         self.results = 0
+        self.inexact: int | None = None
+        """Rows whose FILTER the columnar engine's programs could not decide, evaluated
+        exactly (``None``: another engine ran)."""
         self.asked = False
         """``--progress``: the last line is shown even after a short run."""
+        self.quiet = False
+        """``--quiet``: no summary either."""
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Progress:
@@ -433,6 +433,7 @@ class Progress:
         wanted = bool(args.progress) or sys.stderr.isatty()
         progress = cls(wanted and not args.quiet)
         progress.asked = bool(args.progress)
+        progress.quiet = bool(args.quiet)
         return progress
 
     def update(self, records: int | None = None, results: int | None = None) -> None:
@@ -453,14 +454,16 @@ class Progress:
         elapsed = now - self.started
         rate = self.records / elapsed if elapsed > 0 else 0.0
         minutes, seconds = divmod(int(elapsed), 60)
+        exact = "" if self.inexact is None else f", {self.inexact:,} FILTER rows evaluated exactly"
         print(
             f"rsep: {self.records:,} records read, {rate:,.0f} records/s, "
-            f"{self.results:,} results, {minutes // 60}:{minutes % 60:02d}:{seconds:02d} elapsed",
+            f"{self.results:,} results{exact}, "
+            f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d} elapsed",
             file=self.out,
             flush=True,
         )
 
-    def counted(self, results: Iterable[Result]) -> Iterator[Result]:
+    def counted(self, results: Iterable[Result | str]) -> Iterator[Result | str]:
         """``results``, counted as they pass."""
         for result in results:
             yield result
@@ -472,50 +475,38 @@ def _write(
     plan: Plan,
     streams: StreamSet | None,
     graphs: Mapping[str, Graph | TimeVaryingGraph],
-    done: tuple[list[Result], int] | None = None,
+    done: Done | None = None,
 ) -> int:
-    """Evaluate and write the results; ``done``: the columnar engine's results over the
-    files and the count of events it read (``streams`` is then not read)."""
+    """Evaluate and write the results; ``done``: an engine's results over the files
+    (``streams`` is then not read)."""
     progress = Progress.of(args)
     if done is not None:
-        results: Iterator[Result] = iter(done[0])
-        total = done[1]
-        progress.update(records=total)
+        progress.update(records=done.events)
     elif streams is None:
         raise ValueError("no streams and no results")
     elif args.engine == "local":
         total = sum(len(stream) for stream in streams.values())
-        results = run_local(
-            plan, streams, graphs, args.until, pushed=lambda n: progress.update(records=n)
+        done = Done(
+            run_local(
+                plan, streams, graphs, args.until, pushed=lambda n: progress.update(records=n)
+            ),
+            total,
         )
-    elif args.engine == "spark":
-        total = sum(len(stream) for stream in streams.values())
-        from rsep.spark.replay import run_on_spark
-
-        inputs = [_absolute(item) for item in args.streams]  # Spark's workers have their own cwd
-        results = run_on_spark(
-            plan,
-            inputs,
-            static_graphs(graphs),
-            args.until,
-            master=args.master,
-            columnar=args.columnar,
-        )
-        progress.update(records=total)
     else:
         total = sum(len(stream) for stream in streams.values())
-        results = evaluate(plan, streams, graphs, args.until, start=args.start)
+        done = Done(evaluate(plan, streams, graphs, args.until, start=args.start), total)
         progress.update(records=total)
-    results = progress.counted(results)
+    progress.inexact = done.inexact_rows
+    results = progress.counted(done.answers)
     target = args.out
     if target is None or target == "-":
         try:
-            write_results(results, sys.stdout)
+            write_lines(results, sys.stdout)
             sys.stdout.flush()
         except BrokenPipeError:  # the reader (| head) has gone: not an error
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-        _finish(progress, total, None)
+        _finish(progress, done.events, None)
         return 0
     if target.startswith("kafka:"):
         from rsep.spark.kafka import KafkaAddress, produce
@@ -524,25 +515,51 @@ def _write(
     else:
         try:
             with Path(target).open("w", encoding="utf-8") as out:
-                count = write_results(results, out)
+                count = write_lines(results, out)
         except OSError as exc:
             raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
-    _finish(progress, total, None)
+    _finish(progress, done.events, None)
     if not args.quiet:
         print(f"{count} result(s) written to {target}", file=sys.stderr)
     return 0
 
 
-def _line(result: Result) -> str:
+def write_lines(results: Iterable[Result | str], out: IO[str]) -> int:
+    """Write results as JSON Lines (:func:`rsep.rdf.results.write_results`), a text already
+    in that form as it is; return the count."""
+    count = 0
+    for result in results:
+        if isinstance(result, str):
+            out.write(result + "\n")
+        else:
+            write_results([result], out)
+        count += 1
+    return count
+
+
+def _line(result: Result | str) -> str:
     """One result as its JSON Lines text (:mod:`rsep.rdf.results`)."""
+    if isinstance(result, str):
+        return result
     return json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
 
 
 def _finish(progress: Progress, records: int, results: int | None) -> None:
-    """The last progress line, after a run that took a while or with ``--progress``."""
+    """The last progress line, after a run that took a while or with ``--progress``; the
+    rows whose FILTER was evaluated exactly, when there were some, whenever the run is not
+    ``--quiet`` (never silent, issue 15)."""
     progress.update(records=records, results=results)
     if progress.asked or time.monotonic() - progress.started >= progress.every:
         progress.show()
+        if progress.enabled:
+            return
+    if progress.inexact and not progress.quiet:
+        print(
+            f"rsep: {progress.inexact:,} solution row(s) whose FILTER the compiled "
+            "programs could not decide were evaluated exactly (pyoxigraph)",
+            file=progress.out,
+            flush=True,
+        )
 
 
 # Live queries ------------------------------------------------------------------------------
@@ -609,8 +626,6 @@ def run_live(args: argparse.Namespace, plan: Plan) -> int:
 
     if args.engine != "spark":
         raise UserError("live sources need --engine spark")
-    if args.columnar:
-        raise UserError("--columnar is for stream files; a live query matches in its tasks")
     if args.start is not None or args.until is not None:
         raise UserError("--start and --until are for stream files; a live query runs on")
     sources = live_sources(args.streams, args.live)
@@ -680,19 +695,17 @@ def run(args: argparse.Namespace) -> int:
         return run_live(args, plan)
     if args.engine != "reference" and args.start is not None:
         raise UserError("--start is for the reference engine; the engine starts at the data")
-    if args.columnar and args.engine != "spark":
-        raise UserError("--columnar is for --engine spark (Spark SQL joins)")
     graphs = read_graphs(args.graphs)
     if args.engine == "local":
         done = run_files(plan, args.streams, graphs, args.until)
         if done is not None:
             return _write(args, plan, None, graphs, done)
-    if args.engine == "spark" and not args.columnar:  # Spark tasks read: nothing parsed here
-        from rsep.spark.columnar import run_files as run_files_on_spark
+    if args.engine == "spark":  # Spark tasks read and evaluate: nothing parsed here
+        from rsep.spark.replay import run_streamed
 
-        items = [_absolute(item) for item in args.streams]
-        found = run_files_on_spark(plan, items, static_graphs(graphs), args.until, args.master)
-        if found is not None:
-            return _write(args, plan, None, graphs, found)
+        items = [_absolute(item) for item in args.streams]  # the workers have their own cwd
+        found = run_streamed(plan, items, static_graphs(graphs), args.until, args.master)
+        done = Done(found.lines, found.events, found.inexact_rows)
+        return _write(args, plan, None, graphs, done)
     streams = read_streams(args.streams, plan.parameters.time_unit)
     return _write(args, plan, streams, graphs)

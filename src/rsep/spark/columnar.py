@@ -24,14 +24,16 @@ The job (docs/architecture.md, "5. Spark"):
    input and position, and each partition's events run through one ``SequenceQuery`` of
    the scheme's plan (``SELECT *`` when partitioned) in ``mapInArrow``; its answers pass
    :class:`~rsep.spark.partition.PartitionOutput` (answers of owned keys, the user's
-   projection and IStream) and leave as rows :data:`rsep.spark.replay.RESULT_SCHEMA`.
-4. **Merge.** The driver collects the answers (they are few; never the events) and
-   :func:`rsep.spark.replay.merge` keeps an answer two partitions both give once, at its
-   earliest time.
+   projection and IStream) and leave as rows :data:`rsep.spark.job.ANSWER_SCHEMA`, with
+   a count row per partition (events read, FILTER rows evaluated exactly).
+4. **Merge**, in Spark (:func:`rsep.spark.job.merged`): an answer two partitions both
+   give is kept once, at its earliest time (a ``groupBy`` on its key). The driver gets
+   the counts, then the answers' JSON Lines texts in time order, one Spark partition at a
+   time (:func:`rsep.spark.job.stream_answers`); never the events.
 
 A FILTER the kernel cannot decide (:class:`~rsep.engine.sequence.Undecided`) or an input
 this path does not read (CSR-Bench folders, time-varying graphs) gives ``None``: the
-caller runs :func:`rsep.spark.replay.replay` instead.
+caller runs :mod:`rsep.spark.replay` instead.
 """
 
 from __future__ import annotations
@@ -39,13 +41,11 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import numpy as np
 import pyarrow as pa
@@ -53,29 +53,38 @@ import pyarrow.compute as pc
 from pyoxigraph import Triple
 
 from rsep.algebra.plan import Plan
-from rsep.engine.batch import STORE, TripleBatch, is_store, read_batches
+from rsep.engine.batch import STORE, TripleBatch, is_store, read_batches, store_files
 from rsep.engine.sequence import SequenceQuery, Undecided, columnar_reason
 from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
-from rsep.rdf.results import Result, read_results
 from rsep.rdf.time import TimeUnit
-from rsep.spark.partition import PartitionOutput, Scheme, choose_scheme, owner
-from rsep.spark.replay import (
-    RESULT_SCHEMA,
+from rsep.spark.job import (
+    ANSWER_SCHEMA,
+    AnswerRow,
+    Job,
     StreamInput,
-    _buckets,
-    _driver_errors,
-    _marked_errors,
-    _shuffle_partitions,
-    _tasks,
-    merge,
-    result_row,
+    answer_batch,
+    answer_row,
+    buckets,
+    count_row,
+    marked_errors,
+    merged,
+    read_tasks,
+    shuffle_partitions,
+    spread,
+    stream_answers,
 )
+from rsep.spark.partition import PartitionOutput, Scheme, choose_scheme, owner
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["EVENT_SCHEMA", "ColumnarReplay", "columnar_replay", "event_frame", "run_files"]
+__all__ = [
+    "EVENT_SCHEMA",
+    "columnar_replay",
+    "event_frame",
+    "on_stream",
+]
 
 EVENT_SCHEMA = (
     "part int, home boolean, task int, ordinal long, stream string, t_start long, "
@@ -89,17 +98,6 @@ _UNDECIDED = "RSEP_UNDECIDED:"
 _EVENTS_PER_BATCH = 16_384
 
 
-@dataclass
-class ColumnarReplay:
-    """What a columnar replay did: its answers, the scheme it ran under, the events read
-    (each once, however many partitions it went to) and the wall-clock seconds."""
-
-    results: list[Result]
-    scheme: Scheme
-    events: int
-    seconds: float
-
-
 def columnar_replay(
     spark: SparkSession,
     plan: Plan,
@@ -108,10 +106,9 @@ def columnar_replay(
     until: int | None = None,
     *,
     partitions: int | None = None,
-) -> ColumnarReplay | None:
+) -> Job | None:
     """Evaluate ``plan`` over ``inputs`` with the columnar engine in Spark tasks (module
     docstring); ``None`` when the plan, an input or a FILTER needs the per-event path."""
-    started = time.perf_counter()
     if columnar_reason(plan) is not None:
         return None
     static = _static(graphs or {})
@@ -121,39 +118,16 @@ def columnar_replay(
     if listing is None:
         return None
     SequenceQuery(plan, static)  # refuse missing graphs before Spark starts
-    scheme = choose_scheme(plan, partitions or _shuffle_partitions(spark))
+    scheme = choose_scheme(plan, partitions or shuffle_partitions(spark))
     frame = event_frame(spark, listing, scheme, static, until)
-    answers = _evaluate(frame, scheme, static, until)
+    answers = merged(_evaluate(frame, scheme, static, until), scheme.partitioned)
     try:
-        with _driver_errors():
-            rows = [
-                (r["time"], r["part"], r["seq"], r["key"], r["line"]) for r in answers.collect()
-            ]
+        found = stream_answers(answers)
     except Exception as exc:
         if _UNDECIDED in str(exc):
             return None
         raise
-    events = sum(int(r[0]) for r in rows if r[2] < 0)
-    found = list(read_results(merge([r for r in rows if r[2] >= 0], scheme)))
-    return ColumnarReplay(found, scheme, events, time.perf_counter() - started)
-
-
-def run_files(
-    plan: Plan,
-    items: Sequence[str | Path | StreamInput],
-    graphs: Mapping[str, frozenset[Triple]],
-    until: int | None = None,
-    master: str | None = None,
-) -> tuple[list[Result], int] | None:
-    """``rsep run --engine spark`` for a plan the columnar engine takes: the results and the
-    count of events read, or ``None`` when the per-event path must run."""
-    from rsep.spark.session import get_session
-
-    if columnar_reason(plan) is not None:
-        return None
-    inputs = [i if isinstance(i, StreamInput) else StreamInput.parse(str(i)) for i in items]
-    found = columnar_replay(get_session(master), plan, inputs, graphs, until)
-    return None if found is None else (found.results, found.events)
+    return Job(found, scheme)
 
 
 def _static(graphs: Mapping[str, Any]) -> dict[str, frozenset[Triple]] | None:
@@ -185,29 +159,15 @@ def read_listing(inputs: Sequence[StreamInput]) -> list[_Task] | None:
             raise UserError(f"{item.path}: no such file or directory")
         if is_store(item.path):
             options = json.dumps(dict(item.options))
-            for file, fixed in _store_files(item.path):
+            for file, folders in store_files(item.path):
+                fixed = folders.get("stream")
                 out.append((len(out), "store", str(file), item.stream, options, fixed))
             continue
-        for _, kind, path, stream, options in _tasks([item]):
+        for _, kind, path, stream, options in read_tasks([item]):
             if kind != "file":
                 return None
             out.append((len(out), kind, path, stream, options, None))
     return out
-
-
-def _store_files(path: Path) -> list[tuple[Path, str | None]]:
-    """The data files of an event store in path order, each with the stream its
-    ``stream=`` folder names (as :func:`rsep.engine.batch.read_batches` reads a store)."""
-    if path.is_file():
-        return [(path, None)]
-    found: list[tuple[Path, str | None]] = []
-    for file in sorted(path.rglob("*"), key=str):
-        parts = file.relative_to(path).parts
-        if any(part.startswith((".", "_")) for part in parts) or not file.is_file():
-            continue
-        streams = [unquote(p.split("=", 1)[1]) for p in parts[:-1] if p.startswith("stream=")]
-        found.append((file, streams[-1] if streams else None))
-    return found
 
 
 def event_frame(
@@ -219,9 +179,9 @@ def event_frame(
 ) -> DataFrame:
     """The events of the listed files as rows :data:`EVENT_SCHEMA`, read and routed by
     Spark tasks, one per file (module docstring, 1-2)."""
-    slots = max(1, min(len(listing), _shuffle_partitions(spark)))
-    buckets = _buckets(slots)
-    rows = [(*task, buckets[task[0] * slots // len(listing)]) for task in listing]
+    slots = max(1, min(len(listing), shuffle_partitions(spark)))
+    chosen = buckets(slots)
+    rows = [(*task, chosen[task[0] * slots // len(listing)]) for task in listing]
     tasks = spark.createDataFrame(
         rows,
         "task int, kind string, path string, stream string, opts string, fixed string, bucket long",
@@ -241,7 +201,7 @@ def _read_task(
             files += zip(*(rows.column(n).to_pylist() for n in rows.schema.names), strict=True)
         if not files:
             return
-        with _marked_errors():
+        with marked_errors():
             router = _Router(scheme, graphs, until)
             unit = scheme.final.parameters.time_unit
             for task, kind, path, stream, opts, fixed in sorted(files):
@@ -276,7 +236,7 @@ def _file_batches(
             batches = read_batches(
                 folder, stream, dictionary, fmt=STORE, batch_events=_EVENTS_PER_BATCH
             )
-            yield from _named(batches, stream)
+            yield from on_stream(batches, stream)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
@@ -284,11 +244,12 @@ def _file_batches(
     batches = read_batches(
         path, stream, dictionary, fmt=fmt, time_unit=unit, batch_events=_EVENTS_PER_BATCH, **options
     )
-    yield from _named(batches, stream)
+    yield from on_stream(batches, stream)
 
 
-def _named(batches: Iterator[TripleBatch], stream: str | None) -> Iterator[TripleBatch]:
-    """Every event on ``stream`` when it is given (``--stream IRI=FILE``)."""
+def on_stream(batches: Iterator[TripleBatch], stream: str | None) -> Iterator[TripleBatch]:
+    """``--stream IRI=FILE``: every event of the file on stream ``IRI`` when it is given,
+    whatever the format names (as ``rsep run`` reads it in every engine)."""
     for batch in batches:
         if stream is not None and batch.streams != (stream,):
             batch.streams = (stream,)
@@ -441,22 +402,12 @@ def _evaluate(
     graphs: Mapping[str, frozenset[Triple]],
     until: int | None,
 ) -> DataFrame:
-    """The answers of the routed events (module docstring, 3), rows ``RESULT_SCHEMA``; a
-    row with ``seq`` -1 per partition carries in ``time`` the count of events it is home
-    to."""
-    from pyspark.sql import functions as F
-
-    count = scheme.partitions
-    if count > 1:  # a bucket per partition whose Spark hash lands on it: a task each
-        buckets = F.element_at(
-            F.array(*(F.lit(b).cast("long") for b in _buckets(count))),
-            (F.col("part") + 1).cast("int"),
-        )
-        spread = frame.withColumn("bucket", buckets).repartition(count, "bucket").drop("bucket")
-    else:
-        spread = frame.repartition(1)
-    ordered = spread.sortWithinPartitions("part", "t_end", "task", "ordinal")
-    return ordered.mapInArrow(_engine_task(scheme, graphs, until), RESULT_SCHEMA)
+    """The answers of the routed events (module docstring, 3), rows
+    :data:`~rsep.spark.job.ANSWER_SCHEMA` with a count row per partition."""
+    ordered = spread(frame, scheme.partitions).sortWithinPartitions(
+        "part", "t_end", "task", "ordinal"
+    )
+    return ordered.mapInArrow(_engine_task(scheme, graphs, until), ANSWER_SCHEMA)
 
 
 def _engine_task(
@@ -465,7 +416,7 @@ def _engine_task(
     """The function each evaluation task runs: one ``SequenceQuery`` per partition met."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with _marked_errors():
+        with marked_errors():
             for part, group in groupby(_slices(batches), key=lambda item: item[0]):
                 query = SequenceQuery(scheme.plan, graphs)
                 counted = [0]
@@ -484,11 +435,11 @@ def _engine_task(
                 except Undecided as exc:
                     raise RuntimeError(_UNDECIDED + str(exc)) from None
                 output = PartitionOutput(scheme, part)
-                found: list[tuple[int, int, int, str, str | None]] = [
-                    result_row(r, part, seq) for seq, r in enumerate(output.take(results))
+                found: list[AnswerRow] = [
+                    answer_row(r, part, seq) for seq, r in enumerate(output.take(results))
                 ]
-                found.append((counted[0], part, -1, "", None))
-                yield _answer_batch(found)
+                found.append(count_row(part, counted[0], query.stats.inexact_rows))
+                yield answer_batch(found)
 
     return run
 
@@ -526,11 +477,3 @@ def triple_batch(rows: pa.RecordBatch, dictionary: TermDictionary) -> TripleBatc
         p=ids[1],
         o=ids[2],
     )
-
-
-def _answer_batch(rows: list[tuple[int, int, int, str, str | None]]) -> pa.RecordBatch:
-    """Answer rows as an Arrow batch of ``RESULT_SCHEMA``."""
-    names = ("time", "part", "seq", "key", "line")
-    types = (pa.int64(), pa.int64(), pa.int64(), pa.string(), pa.string())
-    columns = [pa.array([r[i] for r in rows], t) for i, t in enumerate(types)]
-    return pa.RecordBatch.from_arrays(columns, names=list(names))

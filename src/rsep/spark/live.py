@@ -61,9 +61,9 @@ from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 from rsep.rdf.terms import parse_term
 from rsep.rdf.time import TimeUnit
+from rsep.spark.job import unmark
 from rsep.spark.partition import PartitionOutput, Router, Scheme, Vocabulary, choose_scheme
 from rsep.spark.partition import vocabulary as make_vocabulary
-from rsep.spark.replay import unmark
 from rsep.spark.sink import FolderSink, Sink, read_output, sink_of
 from rsep.spark.source import FolderSource, Source, source_of
 
@@ -112,7 +112,7 @@ def _parse_task(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
-        from rsep.spark.replay import _marked_errors
+        from rsep.spark.job import marked_errors
 
         names = ("stream", "ev", "event_id", "t_start", "t_end", "graph", "part", "tick")
         for batch in batches:
@@ -122,7 +122,7 @@ def _parse_task(
                 batch.column("name").to_pylist(), batch.column("value").to_pylist(), strict=True
             )
             for name, value in records:
-                with _marked_errors():
+                with marked_errors():
                     for ordinal, event in enumerate(source.events(name, value, time_unit)):
                         if stream is not None and event.stream != stream:
                             event = Event(stream, event.t_start, event.t_end, event.graph, event.id)
@@ -202,10 +202,10 @@ def _state_function(
     def run(key: Any, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
         import pandas as pd
 
-        from rsep.spark.replay import _marked_errors
+        from rsep.spark.job import marked_errors
 
         part = int(key[0])
-        with _marked_errors():
+        with marked_errors():
             if state.exists:
                 kept: _State = pickle.loads(state.get[0])
             else:

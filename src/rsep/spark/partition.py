@@ -24,12 +24,9 @@ Three questions, answered from the plan once on the driver (:func:`choose_scheme
    this routing, so the scheme is used only when every first step binds the key variables
    in its required part (then every match's key is a key of its first event); otherwise,
    and for every plan without ``PARTITION BY``, one partition evaluates everything.
-   The keys are found per GPM (:func:`routing`): by joins over the columnar rows in Spark
-   SQL when that is exact (:class:`KeyJoin`: a basic graph pattern of IRIs and variables,
-   whose solutions on an event alone are the join of its triple patterns over the event's
-   rows), not at all for a GPM with no solution alone (a FILTER naming a variable its
-   pattern does not bind: an error, SPARQL 1.1 sec. 17.2), and by pyoxigraph event by
-   event (:class:`Router`) for the others (literals, paths, OPTIONAL, value comparisons).
+   The keys are found per GPM, on the event alone: by the columnar engine's joins
+   (:meth:`rsep.engine.sequence.SequenceQuery.event_keys`, :mod:`rsep.spark.columnar`)
+   or by pyoxigraph event by event (:class:`Router`, :mod:`rsep.spark.replay`).
 3. **Which partition owns a key**: a CRC-32 of the key's terms in N-Triples form, the same
    in every process (Python's ``hash`` of a string is not).
 """
@@ -46,12 +43,7 @@ from pyoxigraph import Triple
 
 from rsep.algebra.events import Conjunction, Disjunction, EventPattern, Gpm, Strategy
 from rsep.algebra.gpm import (
-    TriplePattern,
-    basic_pattern,
-    event_part,
     group_of,
-    no_key_alone,
-    pattern_variables,
 )
 from rsep.algebra.nfa import Nfa, StateKind, TransitionKind, When
 from rsep.algebra.passes import apply_profile
@@ -63,23 +55,17 @@ from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, Mu
 
 if TYPE_CHECKING:
-    from rsep.lang import ast
+    pass
 
 __all__ = [
     "Atom",
-    "KeyJoin",
     "PartitionOutput",
     "Router",
-    "Routing",
     "Scheme",
     "Vocabulary",
     "choose_scheme",
-    "key_join",
     "owner",
-    "prematches",
     "required_part",
-    "routing",
-    "skeleton_join",
     "vocabulary",
 ]
 
@@ -338,13 +324,10 @@ class Router:
 
     scheme: Scheme
     graphs: Mapping[str, Any]
-    gpms: tuple[Gpm, ...] | None = None
-    """The GPMs evaluated (``None``: every GPM of the plan; :func:`routing` leaves the
-    others to joins)."""
     _matcher: GraphMatcher | None = field(default=None, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"scheme": self.scheme, "graphs": self.graphs, "gpms": self.gpms, "_matcher": None}
+        return {"scheme": self.scheme, "graphs": self.graphs, "_matcher": None}
 
     @property
     def matcher(self) -> GraphMatcher:
@@ -357,7 +340,7 @@ class Router:
         """The key values of ``event`` (empty: no key)."""
         by = self.scheme.by
         found: set[Key] = set()
-        for gpm in _gpms(self.scheme.plan) if self.gpms is None else self.gpms:
+        for gpm in _gpms(self.scheme.plan):
             if gpm.stream != event.stream:
                 continue
             for mu in self._solutions(gpm, event):
@@ -395,216 +378,6 @@ class Router:
 
 def _triples(graph: Any) -> frozenset[Triple]:
     return graph if isinstance(graph, frozenset) else frozenset(graph)
-
-
-# Keys found by joins --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class KeyJoin:
-    """A GPM whose keys Spark SQL finds exactly, as joins over the columnar rows (module
-    docstring, 2): the solutions on each event of stream ``stream`` of the basic graph
-    pattern ``event`` (one triple per pattern, joined on the event and on shared
-    variables), joined with those of ``kb`` on the knowledge base graph ``graph``, projected
-    on ``by``."""
-
-    gpm: str
-    stream: str
-    event: tuple[TriplePattern, ...]
-    by: tuple[str, ...]
-    graph: str | None = None
-    kb: tuple[TriplePattern, ...] = ()
-
-    @property
-    def needed(self) -> frozenset[str]:
-        """The variables a join reads beyond existence: the key variables and those that
-        occur in two triple patterns (every other one only asks that a triple exists)."""
-        seen: dict[str, int] = {}
-        for pattern in (*self.event, *self.kb):
-            for name in dict.fromkeys(x for x in pattern if x.startswith("?")):
-                seen[name] = seen.get(name, 0) + 1
-        return frozenset({"?" + n for n in self.by} | {n for n, k in seen.items() if k > 1})
-
-    @property
-    def variables(self) -> tuple[str, ...]:
-        """The names of the GPM's variables, in order of first occurrence (blank nodes, the
-        variables ``?_:…``, are not among them): the terms of a solution row
-        (:func:`rsep.spark.replay.solution_rows`), as ``GroupMatcher.match`` binds them."""
-        names = (x[1:] for pattern in (*self.event, *self.kb) for x in pattern if x[0] == "?")
-        return tuple(dict.fromkeys(n for n in names if not n.startswith("_:")))
-
-    @property
-    def center(self) -> str | None:
-        """The variable every triple pattern has as subject when the GPM is a star on it:
-        IRIs as predicates, and as objects IRIs or variables that occur nowhere else (then
-        its solutions on an event are, per subject, the product of each pattern's objects,
-        found by one grouping of the rows, with no join); ``None`` otherwise, and for a GPM
-        with a knowledge base part."""
-        subjects = {s for s, _, _ in self.event}
-        if self.kb or len(subjects) != 1:
-            return None
-        (center,) = subjects
-        seen: dict[str, int] = {}
-        for pattern in self.event:
-            for x in pattern:
-                seen[x] = seen.get(x, 0) + 1
-        for _, p, o in self.event:
-            if p.startswith("?") or (o.startswith("?") and (o == center or seen[o] > 1)):
-                return None
-        return center if center.startswith("?") else None
-
-    @property
-    def star(self) -> bool:
-        """Whether the event part is a star (:attr:`center`) on the one key variable (then
-        an event's keys are the subjects holding a triple for every pattern)."""
-        return len(self.by) == 1 and self.center == "?" + self.by[0]
-
-
-@dataclass(frozen=True)
-class Routing:
-    """How each GPM of a partitioned plan gives the keys of events (module docstring, 2):
-    ``joins`` in Spark SQL, ``python`` by :class:`Router` (pyoxigraph, event by event);
-    the others give no key on an event alone. ``reasons`` says why, by GPM name."""
-
-    joins: tuple[KeyJoin, ...]
-    python: tuple[Gpm, ...]
-    reasons: Mapping[str, str]
-
-
-def routing(scheme: Scheme, graphs: Mapping[str, Any]) -> Routing:
-    """Split the GPMs of ``scheme`` into those whose keys joins find exactly and those left
-    to :class:`Router` (:func:`key_join` says which)."""
-    joins: list[KeyJoin] = []
-    python: list[Gpm] = []
-    reasons: dict[str, str] = {}
-    if not scheme.partitioned:
-        return Routing((), (), {})
-    for gpm in _gpms(scheme.plan):
-        found = key_join(gpm, scheme.by, graphs)
-        if isinstance(found, KeyJoin):
-            joins.append(found)
-            reasons[gpm.name] = "joins"
-        elif found.startswith(_NO_KEY):
-            reasons[gpm.name] = found
-        else:
-            python.append(gpm)
-            reasons[gpm.name] = found
-    return Routing(tuple(joins), tuple(python), reasons)
-
-
-_NO_KEY = "no key alone"
-
-
-def prematches(plan: Plan, graphs: Mapping[str, Any]) -> tuple[KeyJoin, ...]:
-    """The GPMs of ``plan`` whose solutions on each event joins compute exactly, whatever
-    the bindings a run brings (:func:`key_join` with no key: a basic graph pattern without
-    FILTER, whose solutions under ``μ`` are those compatible with ``μ``, SPARQL 1.1 sec.
-    18.3), so that the engine need not match them (``rsep.engine.nfa_runtime.
-    PrematchedEvent``). Left out: GPMs with no triple pattern, and GPMs whose name another
-    GPM of the plan shares (the engine finds solutions by name)."""
-    plan = apply_profile(plan)
-    if not plan.sequences():
-        return ()
-    found = _gpms(plan)
-    names = [gpm.name for gpm in found]
-    out: list[KeyJoin] = []
-    for gpm in found:
-        join = key_join(gpm, (), graphs)
-        if isinstance(join, KeyJoin) and join.event and names.count(gpm.name) == 1:
-            out.append(join)
-    return tuple(out)
-
-
-def key_join(gpm: Gpm, by: tuple[str, ...], graphs: Mapping[str, Any]) -> KeyJoin | str:
-    """The :class:`KeyJoin` of ``gpm``, or why there is none: a reason starting with
-    ``"no key alone"`` when the GPM gives no key on an event alone, any other for a GPM
-    left to pyoxigraph. The joins are exact when (SPARQL 1.1 sec. 18.2, 17.2):
-
-    - the pattern is a basic graph pattern and FILTERs in one group, its terms variables,
-      blank nodes and IRIs (a literal is matched by value in pyoxigraph: ``LiteralForms``);
-    - no variable that only objects bind occurs twice (it may bind literals, which
-      pyoxigraph joins by value: ``"01"^^xsd:integer`` meets ``"1"^^xsd:integer``);
-    - it has no FILTER, or one that is never true on the event alone: an unbound variable
-      is an error, and so is every comparison, arithmetic or unary operator over one
-      (then the GPM has no solution alone, and gives no key: V-shape's ``FILTER (?p2 <
-      ?p1 * 0.998)``);
-    - its ``Graph (v, P_D)`` part (SPAseq Def. 15), if any, is a basic graph pattern over
-      a knowledge base given as triples.
-
-    A basic graph pattern's every solution binds all its variables, so a key variable it
-    does not name is never bound: the GPM gives no key either."""
-    event = event_part(gpm)
-    if isinstance(event, str):
-        return event
-    patterns, filters = event
-    bound = pattern_variables(patterns)
-    never = no_key_alone(gpm)
-    if never is not None:
-        return f"{_NO_KEY}: {never}"
-    if filters:
-        return "a FILTER over the pattern's variables (compared by value)"
-    part = _kb_part(gpm, graphs)
-    if isinstance(part, str):
-        return part
-    graph, kb = part
-    if not set(by) <= bound | pattern_variables(kb):
-        return _NO_KEY + ": the pattern does not bind every key variable"
-    if _literal_joins(patterns + kb):
-        return "a join on a variable that may bind a literal"
-    return KeyJoin(gpm.name, gpm.stream, patterns, by, graph, kb)
-
-
-def skeleton_join(
-    gpm: Gpm, graphs: Mapping[str, Any]
-) -> tuple[KeyJoin, tuple[ast.Expr, ...]] | str:
-    """The GPM's *skeleton* (its pattern without FILTERs) as a :class:`KeyJoin` with no key,
-    and its FILTERs set apart, or why joins cannot give the skeleton's solutions exactly
-    (:func:`key_join`'s conditions but the FILTER's): each solution of the pattern under a
-    mapping ``μ`` is a skeleton solution ``ν`` compatible with ``μ`` on which the FILTERs
-    hold for ``μ ∪ ν`` (SPARQL 1.1 sec. 18.2.2.6, SPAseq choice 1); ``rsep.spark.
-    strict_sequence`` evaluates them so."""
-    event = event_part(gpm)
-    if isinstance(event, str):
-        return event
-    patterns, filters = event
-    part = _kb_part(gpm, graphs)
-    if isinstance(part, str):
-        return part
-    graph, kb = part
-    if _literal_joins(patterns + kb):
-        return "a join on a variable that may bind a literal"
-    return KeyJoin(gpm.name, gpm.stream, patterns, (), graph, kb), filters
-
-
-def _kb_part(
-    gpm: Gpm, graphs: Mapping[str, Any]
-) -> tuple[str | None, tuple[TriplePattern, ...]] | str:
-    """The knowledge base graph and triple patterns of a GPM's ``Graph (v, P_D)`` part
-    (SPAseq Def. 15; ``(None, ())`` without one), or why joins cannot evaluate it."""
-    if gpm.graph_kb is None:
-        return None, ()
-    graph = gpm.graph_kb.graph
-    part = basic_pattern(group_of(gpm.graph_kb.pattern.text), "?_:k")
-    if isinstance(part, str):
-        return "knowledge base part: " + part
-    if part[1]:
-        return "knowledge base part: a FILTER"
-    if not isinstance(graphs.get(graph), frozenset | set):
-        return "knowledge base graph not given as triples"
-    return graph, part[0]
-
-
-def _literal_joins(patterns: Iterable[TriplePattern]) -> bool:
-    """Whether a variable that only objects bind occurs in two places (module docstring of
-    :func:`key_join`): a subject or predicate binds no literal, so a variable occurring
-    there is joined by term."""
-    objects: dict[str, int] = {}
-    others: set[str] = set()
-    for s, p, o in patterns:
-        others.update(x for x in (s, p) if x.startswith("?"))
-        if o.startswith("?"):
-            objects[o] = objects.get(o, 0) + 1
-    return any(count > 1 and name not in others for name, count in objects.items())
 
 
 # What a partition gives back -----------------------------------------------------------
