@@ -5,7 +5,10 @@ A GPM whose stream part is a basic graph pattern (triple patterns over variables
 IRIs, and FILTERs) is matched over the batch's triple rows: each triple pattern is a
 selection on its constants and repeated variables, the patterns are joined on the event
 and their shared variables, blank nodes are projected away and the solutions made a set.
-FILTERs that name only the pattern's variables are applied here, by compiled programs
+A star (one subject, constant predicates, objects met once: an event's description, the
+common case) is selected by predicate and joined on (event, subject) by sorted keys in
+numpy, its solutions distinct by construction; other patterns take Arrow's hash joins.
+GPMs whose patterns differ only in variable names share one match per batch. FILTERs that name only the pattern's variables are applied here, by compiled programs
 (:mod:`rsep.engine.expression`), the rows they cannot decide by the exact evaluator; the
 FILTERs that need a run's bindings stay with the automaton. A ``GRAPH`` part is matched
 once over its knowledge base and joined by term ids (Def. 15).
@@ -148,37 +151,164 @@ class Solutions:
     """Rows whose FILTER the programs could not decide, evaluated exactly."""
 
 
+Columns = dict[str, np.ndarray]
+"""Solutions as columns: ``event`` (int32, the event's row in the batch) and an int32
+column of term ids per variable."""
+
+Star = tuple[str, tuple[tuple[str, str], ...]]
+"""A star-shaped basic graph pattern: its one subject and its (predicate, object) arms."""
+
+
+def _star(patterns: Sequence[TriplePattern]) -> Star | None:
+    """The pattern as a star when every triple pattern has the same subject, a constant
+    predicate and, as object, a constant or a named variable met nowhere else; None
+    otherwise. Its solutions are the joins of its arms on (event, subject), and they are
+    distinct without a projection (each variable binds one position of distinct triples)."""
+    subject = patterns[0][0]
+    if subject.startswith("?_:"):
+        return None
+    seen = {subject}
+    for s, p, o in patterns:
+        if s != subject or p.startswith("?") or o in seen or o.startswith("?_:"):
+            return None
+        if o.startswith("?"):
+            seen.add(o)
+    return subject, tuple((p, o) for _, p, o in patterns)
+
+
+def _canonical(
+    patterns: Sequence[TriplePattern],
+) -> tuple[tuple[TriplePattern, ...], dict[str, str]]:
+    """The patterns with their variables renamed by first occurrence (blank nodes staying
+    blank), so that GPMs that differ only in names share one match; and each named
+    variable's new name."""
+    names: dict[str, str] = {}
+
+    def rename(position: str) -> str:
+        if not position.startswith("?"):
+            return position
+        if position not in names:
+            blank = "_:" if position.startswith("?_:") else ""
+            names[position] = f"?{blank}{len(names)}"
+        return names[position]
+
+    shape = tuple((rename(s), rename(p), rename(o)) for s, p, o in patterns)
+    return shape, {v[1:]: c[1:] for v, c in names.items() if not v.startswith("?_:")}
+
+
 def _match(
     patterns: Sequence[TriplePattern],
-    triples: pa.Table,
+    triples: Columns,
     dictionary: TermDictionary,
-) -> pa.Table | None:
-    """The solutions of a basic graph pattern (without FILTERs) over ``triples`` (columns
-    ``event, s, p, o``) per event: columns ``event`` and one per variable; ``None`` when
-    a constant never occurs (no solution)."""
+) -> Columns | None:
+    """The distinct solutions of a basic graph pattern (without FILTERs) over ``triples``
+    (columns ``event, s, p, o``, rows grouped by event) per event, in event order: columns
+    ``event`` and one per named variable; ``None`` when a constant never occurs (no
+    solution)."""
+    star = _star(patterns)
+    if star is not None:
+        return _match_star(star, triples, dictionary)
+    return _match_joins(patterns, triples, dictionary)
+
+
+def _match_star(star: Star, triples: Columns, dictionary: TermDictionary) -> Columns | None:
+    """A star's solutions: each arm a selection on its predicate (and constants), the arms
+    joined on (event, subject) by sorted keys, in the first arm's (event) order."""
+    subject, arms = star
+    event, s, p, o = (triples[c] for c in ("event", "s", "p", "o"))
+    fixed = -1
+    if not subject.startswith("?"):
+        fixed = dictionary.lookup(subject)
+        if fixed < 0:
+            return None
+    picked: list[np.ndarray] = []
+    for predicate, obj in arms:
+        ident = dictionary.lookup(predicate)
+        if ident < 0:
+            return None
+        mask = p == ident
+        if fixed >= 0:
+            mask &= s == fixed
+        if not obj.startswith("?"):
+            value = dictionary.lookup(obj)
+            if value < 0:
+                return None
+            mask &= o == value
+        picked.append(np.flatnonzero(mask))
+    keys = [(event[rows].astype(np.int64) << 32) | s[rows].astype(np.int64) for rows in picked]
+    joined = [picked[0]]
+    key = keys[0]
+    for rows, other in zip(picked[1:], keys[1:], strict=True):
+        left, right = _equal_pairs(key, other)
+        joined = [*(r[left] for r in joined), rows[right]]
+        key = key[left]
+    out: Columns = {"event": event[joined[0]].astype(np.int32)}
+    if subject.startswith("?"):
+        out[subject[1:]] = s[joined[0]]
+    for (_, obj), rows in zip(arms, joined, strict=True):
+        if obj.startswith("?"):
+            out[obj[1:]] = o[rows]
+    return out
+
+
+def _equal_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of positions (i, j) with ``left[i] == right[j]`` (an equi-join of two
+    int64 key columns), in the order of ``left``."""
+    if len(left) == len(right) and np.array_equal(left, right):
+        every = np.arange(len(left))
+        return every, every
+    if len(right) < 2 or bool(np.all(right[1:] >= right[:-1])):
+        order = np.arange(len(right))
+        ordered = right
+    else:
+        order = np.argsort(right, kind="stable")
+        ordered = right[order]
+    lo = np.searchsorted(ordered, left, "left")
+    hi = np.searchsorted(ordered, left, "right")
+    counts = hi - lo
+    if len(counts) == 0 or counts.max() <= 1:
+        hits = np.flatnonzero(counts)
+        return hits, order[lo[hits]]
+    hits = np.repeat(np.arange(len(left)), counts)
+    first = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    return hits, order[first + np.arange(len(hits))]
+
+
+def _match_joins(
+    patterns: Sequence[TriplePattern], triples: Columns, dictionary: TermDictionary
+) -> Columns | None:
+    """Any basic graph pattern: each triple pattern a selection on its constants and
+    repeated variables, joined on the event and shared variables by Arrow's hash join,
+    blank nodes projected away and the solutions made a set."""
+    table = pa.table(triples)
     result: pa.Table | None = None
     for pattern in patterns:
-        table = triples
+        chosen = table
         names: dict[str, str] = {}
         for position, column in zip(pattern, ("s", "p", "o"), strict=True):
             if position.startswith("?"):
                 name = position[1:]
                 if name in names:
-                    table = table.filter(pc.equal(table[names[name]], table[column]))
+                    chosen = chosen.filter(pc.equal(chosen[names[name]], chosen[column]))
                 else:
                     names[name] = column
                 continue
             ident = dictionary.lookup(position)
             if ident < 0:
                 return None
-            table = table.filter(pc.equal(table[column], pa.scalar(ident, pa.int32())))
-        selected = table.select(["event", *names.values()]).rename_columns(["event", *names])
+            chosen = chosen.filter(pc.equal(chosen[column], pa.scalar(ident, pa.int32())))
+        selected = chosen.select(["event", *names.values()]).rename_columns(["event", *names])
         if result is None:
             result = selected
             continue
         keys = ["event", *(n for n in names if n in result.column_names)]
         result = result.join(selected, keys=keys, join_type="inner")
-    return result
+    assert result is not None  # a basic graph pattern has a triple pattern
+    named = sorted(v for v in pattern_variables(patterns) if not v.startswith("_:"))
+    found = _distinct(result.select(["event", *named]))
+    event = found["event"].to_numpy()
+    order = np.argsort(event, kind="stable")
+    return {n: found[n].to_numpy()[order] for n in found.column_names}
 
 
 def kb_table(
@@ -190,15 +320,16 @@ def kb_table(
     """``⟦P_D⟧`` over the knowledge base (Def. 15) with its own FILTERs, once: a column
     per named variable of the GRAPH part."""
     whole = next(batches_of([Event.point("urn:rsep:kb", 0, graph)], dictionary))
-    triples = pa.table({"event": whole.triple_event, "s": whole.s, "p": whole.p, "o": whole.o})
+    triples = {"event": whole.triple_event, "s": whole.s, "p": whole.p, "o": whole.o}
     found = _match(compiled.kb_patterns, triples, dictionary)
     names = sorted(v for v in pattern_variables(compiled.kb_patterns) if not v.startswith("_:"))
     if found is None:
         return pa.table({n: pa.array([], pa.int32()) for n in names})
-    found = _distinct(found.select(names))
     for f in compiled.kb_local:
         found = _keep(found, f, slots, dictionary, None)
-    return found
+    if not names:  # one empty solution, or none
+        return pa.table({"_": np.zeros(min(1, len(found["event"])), np.int32)}).select([])
+    return pa.table({n: found[n] for n in names})
 
 
 def solutions(
@@ -214,48 +345,80 @@ def solutions(
 ) -> Solutions:
     """The GPM's solutions on every event of ``stream`` in the batch, the local FILTERs
     applied and the knowledge base joined, as rows over the sequence's slots;
-    ``skeletons`` keeps the pattern's joins for the other GPMs of the batch that share
-    it (the V shape's three steps match one pattern)."""
-    names = sorted(v for v in pattern_variables(compiled.patterns) if not v.startswith("_:"))
+    ``skeletons`` keeps the pattern's match for the other GPMs of the batch whose pattern
+    differs only in variable names (the V shape's steps match one pattern)."""
+    found: Columns
     if compiled.patterns:
-        key = (stream, compiled.patterns)
+        shape, renamed = _canonical(compiled.patterns)
+        key = (stream, shape)
         if skeletons is None or key not in skeletons:
-            on_stream = batch.event_stream[batch.triple_event] == stream
-            triples = pa.table(
-                {
-                    "event": batch.triple_event[on_stream],
-                    "s": batch.s[on_stream],
-                    "p": batch.p[on_stream],
-                    "o": batch.o[on_stream],
-                }
-            )
-            matched = _match(compiled.patterns, triples, dictionary)
-            if matched is not None:
-                matched = _distinct(matched.select(["event", *names]))
+            matched = _match(shape, _stream_triples(batch, stream), dictionary)
+            table = None if matched is None else pa.table(matched)
             if skeletons is not None:
-                skeletons[key] = matched
+                skeletons[key] = table
         else:
-            matched = skeletons[key]
-        if matched is None:
+            table = skeletons[key]
+        if table is None:
             return _empty(width)
-        found = matched
+        found = {"event": table["event"].to_numpy()}
+        found.update({name: table[new].to_numpy() for name, new in renamed.items()})
     else:  # a pattern of FILTERs only: one empty solution per event of the stream
-        events = np.flatnonzero(batch.event_stream == stream).astype(np.int32)
-        found = pa.table({"event": events})
+        found = {"event": np.flatnonzero(batch.event_stream == stream).astype(np.int32)}
     inexact = 0
     for f in compiled.local:
         found, undecided = _keep_counted(found, f, slots, dictionary, matcher)
         inexact += undecided
     if kb is not None:
-        shared = [n for n in kb.column_names if n in found.column_names]
-        found = found.join(kb, keys=shared, join_type="inner") if shared else _cross(found, kb)
-    found = found.sort_by("event")
-    rows = np.full((found.num_rows, width), -1, np.int32)
-    for name in found.column_names:
-        if name == "event":
-            continue
-        rows[:, slots[name]] = found[name].to_numpy()
-    return Solutions(found["event"].to_numpy().astype(np.int32), rows, inexact)
+        found = _join_kb(found, kb)
+    event = found["event"]
+    rows = np.full((len(event), width), -1, np.int32)
+    for name, column in found.items():
+        if name != "event":
+            rows[:, slots[name]] = column
+    return Solutions(event.astype(np.int32, copy=False), rows, inexact)
+
+
+def _stream_triples(batch: TripleBatch, stream: int) -> Columns:
+    """The batch's triples of the events of ``stream``, as columns."""
+    columns = {"event": batch.triple_event, "s": batch.s, "p": batch.p, "o": batch.o}
+    if bool(np.all(batch.event_stream == stream)):
+        return columns
+    on_stream = batch.event_stream[batch.triple_event] == stream
+    return {n: c[on_stream] for n, c in columns.items()}
+
+
+def _join_kb(found: Columns, kb: pa.Table) -> Columns:
+    """The solutions joined with the knowledge base's (Def. 15) on their shared variables,
+    in the solutions' (event) order."""
+    shared = [n for n in kb.column_names if n in found]
+    right = {n: kb[n].to_numpy() for n in kb.column_names}
+    n_left, n_right = len(found["event"]), kb.num_rows
+    if not shared:
+        left_rows = np.repeat(np.arange(n_left), n_right)
+        right_rows = np.tile(np.arange(n_right), n_left)
+    else:
+        left_key, right_key = _keys([found[n] for n in shared], [right[n] for n in shared])
+        left_rows, right_rows = _equal_pairs(left_key, right_key)
+    out = {n: c[left_rows] for n, c in found.items()}
+    out.update({n: c[right_rows] for n, c in right.items() if n not in found})
+    return out
+
+
+def _keys(left: Sequence[np.ndarray], right: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 per row of two tables' key columns (term ids), equal exactly when the
+    rows' keys are."""
+    if len(left) == 1:
+        return left[0].astype(np.int64), right[0].astype(np.int64)
+    if len(left) == 2:
+
+        def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return (a.astype(np.int64) << 32) | (b.astype(np.int64) & 0xFFFFFFFF)
+
+        return pair(*left), pair(*right)
+    both = np.concatenate([np.stack(left, axis=1), np.stack(right, axis=1)])
+    _, codes = np.unique(both, axis=0, return_inverse=True)
+    codes = codes.reshape(-1).astype(np.int64)
+    return codes[: len(left[0])], codes[len(left[0]) :]
 
 
 def _empty(width: int) -> Solutions:
@@ -269,80 +432,73 @@ def _distinct(table: pa.Table) -> pa.Table:
     return table.group_by(table.column_names, use_threads=False).aggregate([])
 
 
-def _cross(left: pa.Table, right: pa.Table) -> pa.Table:
-    """Every pair of rows (a join on no shared variable)."""
-    li = np.repeat(np.arange(left.num_rows), right.num_rows)
-    ri = np.tile(np.arange(right.num_rows), left.num_rows)
-    columns = {n: left[n].take(pa.array(li)) for n in left.column_names}
-    columns.update({n: right[n].take(pa.array(ri)) for n in right.column_names})
-    return pa.table(columns)
-
-
 def _keep(
-    table: pa.Table,
+    found: Columns,
     f: Filter,
     slots: Mapping[str, int],
     dictionary: TermDictionary,
     matcher: GraphMatcher | None,
-) -> pa.Table:
-    return _keep_counted(table, f, slots, dictionary, matcher or GraphMatcher())[0]
+) -> Columns:
+    return _keep_counted(found, f, slots, dictionary, matcher or GraphMatcher())[0]
 
 
 def _keep_counted(
-    table: pa.Table,
+    found: Columns,
     f: Filter,
     slots: Mapping[str, int],
     dictionary: TermDictionary,
     matcher: GraphMatcher,
-) -> tuple[pa.Table, int]:
+) -> tuple[Columns, int]:
     """The rows on which the FILTER is true (SPARQL 1.1 sec. 17.2), the programs' verdict
     where they decide and the exact evaluator's elsewhere; and how many rows needed it."""
-    if table.num_rows == 0:
-        return table, 0
+    if len(found["event"]) == 0:
+        return found, 0
     if f.program is None:
-        return _keep_exactly(table, f, dictionary, matcher)
+        keep, fresh = _keep_exactly(found, f, dictionary, matcher)
+        return {n: c[keep] for n, c in found.items()}, fresh
     width = len(slots)
-    ids = np.full((table.num_rows, width), -1, np.int32)
-    for name in table.column_names:
-        if name in slots:
-            ids[:, slots[name]] = table[name].to_numpy()
+    names = [n for n in found if n in slots]
+    ids = np.full((len(found["event"]), width), -1, np.int32)
+    for name in names:
+        ids[:, slots[name]] = found[name]
     verdict = evaluate_rows(f.program, ids, dictionary.values)
     undecided = np.flatnonzero(verdict == 2)
     if len(undecided):
         text = to_sparql(f.expr)
-        names = [n for n in table.column_names if n in slots]
         for row in undecided:
             mu = {n: dictionary.term(int(ids[row, slots[n]])) for n in names}
             verdict[row] = 1 if matcher.holds(text, mu) else 0
-    return table.filter(pa.array(verdict == 1)), len(undecided)
+    keep = verdict == 1
+    return {n: c[keep] for n, c in found.items()}, len(undecided)
 
 
 def _keep_exactly(
-    table: pa.Table, f: Filter, dictionary: TermDictionary, matcher: GraphMatcher
-) -> tuple[pa.Table, int]:
+    found: Columns, f: Filter, dictionary: TermDictionary, matcher: GraphMatcher
+) -> tuple[np.ndarray, int]:
     """A FILTER without program over the solutions: evaluated by pyoxigraph once per
-    distinct binding of its variables (remembered across batches); how many were new."""
+    distinct binding of its variables (remembered across batches); which rows it keeps
+    and how many bindings were new."""
     test = _string_test(f.expr)
     if test is not None:
-        return table.filter(_string_verdicts(table[test[1]].to_numpy(), test, dictionary)), 0
+        return _string_verdicts(found[test[1]], test, dictionary), 0
     names = sorted(expression_variables(f.expr))
     if not names:
-        keys = np.zeros((table.num_rows, 0), np.int32)
+        keys = np.zeros((len(found["event"]), 0), np.int32)
     else:
-        keys = np.stack([table[n].to_numpy() for n in names], axis=1)
+        keys = np.stack([found[n] for n in names], axis=1)
     distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
     text = to_sparql(f.expr)
     verdicts = np.empty(len(distinct), bool)
     fresh = 0
     for i, row in enumerate(distinct.tolist()):
         key = tuple(row)
-        found = f.known.get(key)
-        if found is None:
+        known = f.known.get(key)
+        if known is None:
             mu = {n: dictionary.term(ident) for n, ident in zip(names, key, strict=True)}
-            found = f.known[key] = matcher.holds(text, mu)
+            known = f.known[key] = matcher.holds(text, mu)
             fresh += 1
-        verdicts[i] = found
-    return table.filter(pa.array(verdicts[inverse.reshape(-1)])), fresh
+        verdicts[i] = known
+    return verdicts[inverse.reshape(-1)], fresh
 
 
 _STRING_TESTS = {
@@ -373,7 +529,7 @@ def _string_test(expr: ast.Expr) -> tuple[str, str, str] | None:
 
 def _string_verdicts(
     ids: np.ndarray, test: tuple[str, str, str], dictionary: TermDictionary
-) -> pa.Array:
+) -> np.ndarray:
     """The test on each row's term: ``STR`` of an IRI is the IRI, of a literal its lexical
     form; of a blank node or triple term an error (false)."""
     distinct, inverse = np.unique(ids, return_inverse=True)
@@ -383,4 +539,4 @@ def _string_verdicts(
         texts.append(node.value if isinstance(node, NamedNode | Literal) else None)
     found = _STRING_TESTS[test[0]](pa.array(texts, pa.string()), test[2])
     verdicts = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
-    return pa.array(verdicts[inverse.reshape(-1)])
+    return np.asarray(verdicts[inverse.reshape(-1)], bool)
