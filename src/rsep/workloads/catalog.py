@@ -20,7 +20,6 @@ them all alike; only what differs between workloads is here.
 from __future__ import annotations
 
 import csv as csvlib
-import heapq
 import lzma
 import math
 import tarfile
@@ -237,7 +236,7 @@ def prepare_traffic(folder: Path, events: int, kb_triples: int = 0) -> Data:
     from rsep.rdf.mapping import load_mapping
 
     segments = _segment_rows(folder)
-    stem = f"aarhus-uc5_replicated_{SYNTHETIC}_{events}"
+    stem = f"aarhus-uc5-by-time_replicated_{SYNTHETIC}_{events}"
     csv = folder / f"{stem}.stream"
     if not csv.exists():
         write_lines(csv, _traffic_lines(segments, events))
@@ -249,8 +248,9 @@ def prepare_traffic(folder: Path, events: int, kb_triples: int = 0) -> Data:
 
 def _segment_rows(folder: Path) -> tuple[str, list[list[str]]]:
     """The header and the rows of the three segments, in time order (extracted from the
-    449-segment archive once, into ``folder``)."""
-    extracted = folder / "aarhus-uc5-segments.csv"
+    449-segment archive once, into ``folder``; a segment's file is not in time order
+    throughout, so the rows are sorted, stably, not merged)."""
+    extracted = folder / "aarhus-uc5-segments-by-time.csv"
     if not extracted.exists():
         wanted = {f"AarhusTrafficData{s}.stream" for s in SEGMENTS}
         parts: list[list[str]] = []
@@ -267,7 +267,9 @@ def _segment_rows(folder: Path) -> tuple[str, list[list[str]]]:
         if len(parts) != len(SEGMENTS):
             raise UserError(f"{TRAFFIC}: UC5's segments {', '.join(SEGMENTS)} are not all there")
         column = header.split(",").index("TIMESTAMP")
-        merged = heapq.merge(*parts, key=lambda line: line.split(",")[column])
+        merged = sorted(
+            (line for part in parts for line in part), key=lambda line: line.split(",")[column]
+        )
         tmp = extracted.with_suffix(".tmp")
         tmp.write_text("\n".join([header, *merged]) + "\n", encoding="utf-8")
         tmp.rename(extracted)
