@@ -519,12 +519,10 @@ def test_writers_names_are_plain() -> None:
 
 
 def test_bounded_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The table of terms met and the statements kept are emptied past their bounds, with
-    the same events."""
+    """The statements kept are emptied past their bound, with the same events."""
     from rsep.engine import batch as batch_module
 
     monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 600)
-    monkeypatch.setattr(batch_module._Known, "ENTRIES", 8)
     monkeypatch.setattr(batch_module, "CACHE_LIMIT", 16)
     lines = [line for i in range(120) for line in event_lines(f"<{EX}e{i}>", i, 2 + i % 3)]
     lines += [f'<{EX}e{i}> <{EX}note> "{i}" .' for i in range(40)]

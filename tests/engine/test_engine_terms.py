@@ -21,6 +21,7 @@ from rsep.engine.terms import (
     KIND_TRIPLE,
     NOT_NUMERIC,
     TermDictionary,
+    text_bytes,
 )
 from rsep.rdf.terms import XSD, parse_term, to_nt
 from rsep.rdf.values import NumericValue, value_of
@@ -203,3 +204,39 @@ def test_lookup_adds_nothing_and_ids_stay_stable() -> None:
     assert len(values.kind) == len(dictionary) == 8000
     assert values.number[3000:].tolist() == [float(i) for i in range(5000)]
     assert dictionary.encode([]).tolist() == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(terms, min_size=1, max_size=30), st.integers(0, 5), st.data())
+def test_columns_of_any_layout_get_the_ids_of_their_texts(
+    found: list[Literal], skip: int, data: st.DataObject
+) -> None:
+    """Plain, large, sliced, chunked and dictionary columns of canonical texts and other
+    spellings: the ids of their texts one by one; the index holds the canonical texts only
+    (a hit means the text is the canonical one)."""
+    dictionary = TermDictionary()
+    texts = [data.draw(st.sampled_from(spellings(term, data))) for term in found]
+    expected = [dictionary.intern(text) for text in texts]
+    for column in (
+        pa.array(["<http://ex.org/pad>"] * skip + texts).slice(skip),
+        pa.array(texts, pa.large_string()),
+        pa.chunked_array([texts[: len(texts) // 2], texts[len(texts) // 2 :]], pa.string()),
+        pa.array(texts).dictionary_encode(),
+    ):
+        assert dictionary.encode(column).tolist() == expected
+    words, lo, hi = text_bytes(pa.array(texts))
+    hits = dictionary.index.find(words, lo[None, :], hi[None, :], np.zeros(1, np.int64))[0]
+    for text, ident, hit in zip(texts, expected, hits.tolist(), strict=True):
+        assert hit == (ident if dictionary.text(ident) == text else -1)
+
+
+def test_a_fresh_dictionary_meets_texts_of_every_length() -> None:
+    """Texts of 1 to 80 bytes (word boundaries), multi-byte characters, many at once so
+    the index grows and rehashes: each found again by its bytes."""
+    dictionary = TermDictionary()
+    texts = [f'"{"é" * (k % 7)}{"x" * k}"' for k in range(80)]
+    texts += [f"<http://ex.org/{k}>" for k in range(20_000)]
+    ids = dictionary.encode(texts)
+    assert ids.tolist() == list(range(len(texts)))
+    assert dictionary.encode(texts[::-1]).tolist() == list(range(len(texts)))[::-1]
+    assert [dictionary.lookup(text) for text in texts[:100]] == list(range(100))

@@ -29,7 +29,15 @@ import pyarrow.compute as pc
 from numba import njit
 from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
 
-from rsep.engine.terms import KIND_BLANK, KIND_IRI, TermDictionary
+from rsep.engine.terms import (
+    KIND_BLANK,
+    KIND_IRI,
+    TermDictionary,
+    hash_bytes,
+    recent_same,
+    same_bytes,
+    word_at,
+)
 from rsep.errors import BadRecords, InputError, UserError
 from rsep.rdf.event import Event, EventId
 from rsep.rdf.formats import Format, detect_format, nquads, read_events
@@ -455,7 +463,7 @@ def _store_pieces(path: Path, stream: str | None, dictionary: TermDictionary) ->
     if not path.exists():
         raise UserError(f"no event store at {path}")
     for file, partition in store_files(path):
-        parquet = pq.ParquetFile(file)
+        parquet = pq.ParquetFile(file, read_dictionary=["s", "p", "o"])
         names = parquet.schema_arrow.names
         columns = [c for c in _STORE_COLUMNS if c in names]
         fixed = partition.get("stream") if "stream" not in names else None
@@ -463,13 +471,48 @@ def _store_pieces(path: Path, stream: str | None, dictionary: TermDictionary) ->
             raise UserError(f"{file}: no stream column nor stream= folder")
         if stream is not None and fixed is not None and fixed != stream:
             continue
-        table = pq.ParquetFile(file, read_dictionary=["s", "p", "o"]).read(columns=columns)
+        table = parquet.read(columns=columns)
         if stream is not None and fixed is None:
             table = table.filter(pc.equal(table.column("stream"), stream))
         if table.num_rows == 0:
             continue
-        table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
+        if not _in_store_order(table):
+            table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
         yield _store_piece(file, table, fixed, dictionary)
+
+
+def _in_store_order(table: pa.Table) -> bool:
+    """Whether a store file's rows are sorted by time and event id already (as ``rsep
+    convert`` writes them): the stable sort would keep them as they are."""
+    t = table.column("t_start")
+    ids = table.column("event_id")
+    if t.null_count or ids.null_count:
+        return False
+    start = t.to_numpy()
+    if np.any(start[1:] < start[:-1]):
+        return False
+    ties = np.flatnonzero(start[1:] == start[:-1])
+    if not len(ids) or not len(ties):
+        return True
+    before = ids.take(pa.array(ties))
+    after = ids.take(pa.array(ties + 1))
+    return bool(pc.all(pc.less_equal(before, after)).as_py())
+
+
+def _changes(column: pa.ChunkedArray) -> np.ndarray:
+    """Whether each row after the first differs from the one before (nulls equal)."""
+    if pa.types.is_integer(column.type) and not column.null_count:
+        values = column.to_numpy()
+        changed: np.ndarray = values[1:] != values[:-1]
+        return changed
+    array = column.combine_chunks()
+    n = len(array)
+    before, after = array.slice(0, n - 1), array.slice(1)
+    differ = pc.not_equal(before, after)
+    if array.null_count:
+        nulls = pc.not_equal(pc.is_null(before), pc.is_null(after))
+        differ = pc.if_else(pc.is_null(differ), nulls, differ)
+    return np.asarray(differ.to_numpy(zero_copy_only=False), np.bool_)
 
 
 def _encode_column(column: pa.ChunkedArray, dictionary: TermDictionary) -> np.ndarray:
@@ -477,10 +520,7 @@ def _encode_column(column: pa.ChunkedArray, dictionary: TermDictionary) -> np.nd
     encoded once and its indices mapped (no text hashed per row)."""
     if not pa.types.is_dictionary(column.type):
         return dictionary.encode(column)
-    parts = [
-        dictionary.encode(chunk.dictionary)[chunk.indices.to_numpy(zero_copy_only=False)]
-        for chunk in column.chunks
-    ]
+    parts = [dictionary.encode(chunk) for chunk in column.chunks]
     return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
@@ -492,19 +532,21 @@ def _store_piece(
     change = np.zeros(rows, np.bool_)
     change[0] = True
     for name in keys:
-        codes = pc.dictionary_encode(table.column(name).combine_chunks(), null_encoding="encode")
-        index = codes.indices.to_numpy(zero_copy_only=False)
-        change[1:] |= index[1:] != index[:-1]
+        change[1:] |= _changes(table.column(name))
     starts = np.flatnonzero(change)
     for name in ("t_start", "t_end", "s", "p", "o"):
         if table.column(name).null_count:
             raise UserError(f"{file}: null in column {name}")
     at = pa.array(starts)
-    streams = (
-        [fixed] * len(starts) if fixed is not None else table.column("stream").take(at).to_pylist()
-    )
-    if None in streams:
-        raise UserError(f"{file}: null in column stream")
+    if fixed is not None:
+        streams, codes = [fixed], np.zeros(len(starts), np.int32)
+    else:
+        named = table.column("stream").take(at)
+        if named.null_count:
+            raise UserError(f"{file}: null in column stream")
+        found = pc.dictionary_encode(named.combine_chunks())
+        streams = found.dictionary.to_pylist()
+        codes = found.indices.to_numpy(zero_copy_only=False)
     try:
         s, p, o = (_encode_column(table.column(name), dictionary) for name in ("s", "p", "o"))
     except ValueError as exc:
@@ -517,6 +559,7 @@ def _store_piece(
         s,
         p,
         o,
+        codes,
     )
 
 
@@ -589,55 +632,11 @@ def _zeros(x: np.uint64) -> np.uint64:
 
 
 @njit(inline="always")
-def _word(words: np.ndarray, at: int) -> np.uint64:
-    """The 8 bytes from byte ``at`` of ``words`` as one little-endian word."""
-    q = at >> 3
-    r = at & 7
-    if r == 0:
-        aligned: np.uint64 = words[q]
-        return aligned
-    shift = np.uint64(8 * r)
-    word: np.uint64 = (words[q] >> shift) | (words[q + 1] << (np.uint64(64) - shift))
-    return word
-
-
-@njit(inline="always")
-def _head(words: np.ndarray, at: int, n: int) -> np.uint64:
-    """The first ``n`` (< 8) bytes from byte ``at`` as a word."""
-    return _word(words, at) & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))
-
-
-@njit(inline="always")
-def _same(one: np.ndarray, a: int, other: np.ndarray, b: int, n: int) -> bool:
-    """Whether the ``n`` bytes from byte ``a`` of ``one`` and ``b`` of ``other`` agree."""
-    k = 0
-    while k + 8 <= n:
-        if _word(one, a + k) != _word(other, b + k):
-            return False
-        k += 8
-    return k == n or _head(one, a + k, n - k) == _head(other, b + k, n - k)
-
-
-@njit(inline="always")
-def _hash(words: np.ndarray, a: int, n: int) -> np.uint64:
-    """A 64-bit hash of the ``n`` bytes from ``a``, a word at a time."""
-    h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
-    k = 0
-    while k + 8 <= n:
-        h = (h ^ _word(words, a + k)) * np.uint64(0xFF51AFD7ED558CCD)
-        h ^= h >> np.uint64(29)
-        k += 8
-    if k < n:
-        h = (h ^ _head(words, a + k, n - k)) * np.uint64(0xC4CEB9FE1A85EC53)
-    return h ^ (h >> np.uint64(32))
-
-
-@njit(inline="always")
 def _space(words: np.ndarray, buf: np.ndarray, k: int, e: int) -> int:
     """The first space in bytes ``k`` to ``e`` (excluded), or -1."""
     spaces = np.uint64(_ONES * _SP)
     while k + 8 <= e:
-        found = _zeros(_word(words, k) ^ spaces)
+        found = _zeros(word_at(words, k) ^ spaces)
         if found:
             while not found & np.uint64(0x80):
                 found >>= np.uint64(8)
@@ -684,7 +683,7 @@ def _scan(
         g = e - 3  # back to the space before the last token, noting quotes
         quoted = False
         while g - 8 >= sp1:
-            w = _word(words, g - 7)
+            w = word_at(words, g - 7)
             if _zeros(w ^ spaces) | _zeros(w ^ quotes):
                 break
             g -= 8
@@ -715,20 +714,6 @@ def _scan(
             nd += 1
         a = e + 1
     return True, nq, nd
-
-
-@njit(inline="always")
-def _recent(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int, depth: int) -> int:
-    """A row at most ``depth`` before ``i`` with the same bytes (a graph's lines, an
-    event's statements, its time and stream alternating, the predicates of a schema), or
-    -1."""
-    a = lo[i]
-    length = hi[i] - a
-    for back in range(1, depth + 1):
-        j = i - back
-        if j >= 0 and hi[j] - lo[j] == length and _same(words, lo[j], words, a, length):
-            return j
-    return -1
 
 
 @njit(inline="always")
@@ -803,13 +788,13 @@ def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarr
     first = np.empty(n, np.int64)
     distinct = 0
     for i in range(n):
-        same = _recent(words, lo, hi, i, 2)
+        same = recent_same(words, lo, hi, i, 2)
         if same >= 0:
             codes[i] = codes[same]
             continue
         a = lo[i]
         length = hi[i] - a
-        h = _hash(words, a, length)
+        h = hash_bytes(words, a, length)
         slot = h & mask
         while True:
             code = table[slot]
@@ -822,98 +807,11 @@ def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarr
                 break
             if hashes[code] == h:
                 j = first[code]
-                if hi[j] - lo[j] == length and _same(words, lo[j], words, a, length):
+                if hi[j] - lo[j] == length and same_bytes(words, lo[j], words, a, length):
                     codes[i] = code
                     break
             slot = (slot + np.uint64(1)) & mask
     return codes, first[:distinct].copy()
-
-
-@njit(cache=True, nogil=True)
-def _find(
-    words: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    slots: np.ndarray,
-    hashes: np.ndarray,
-    starts: np.ndarray,
-    values: np.ndarray,
-    arena: np.ndarray,
-    depths: np.ndarray,
-) -> np.ndarray:
-    """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` in a ``_Known``
-    table, or -1 (rows of ``r`` first compared with the ``depths[r]`` rows before)."""
-    out = np.empty(lo.shape, np.int32)
-    mask = np.uint64(slots.shape[0] - 1)
-    for r in range(lo.shape[0]):
-        row_lo = lo[r]
-        row_hi = hi[r]
-        for i in range(lo.shape[1]):
-            same = _recent(words, row_lo, row_hi, i, depths[r])
-            if same >= 0:
-                out[r, i] = out[r, same]
-                continue
-            a = row_lo[i]
-            length = row_hi[i] - a
-            h = _hash(words, a, length)
-            slot = h & mask
-            out[r, i] = -1
-            while True:
-                entry = slots[slot]
-                if entry < 0:
-                    break
-                at = starts[entry]
-                if (
-                    hashes[entry] == h
-                    and starts[entry + 1] - at == length
-                    and _same(arena, at, words, a, length)
-                ):
-                    out[r, i] = values[entry]
-                    break
-                slot = (slot + np.uint64(1)) & mask
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _insert(
-    words: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    slots: np.ndarray,
-    hashes: np.ndarray,
-    starts: np.ndarray,
-    arena: np.ndarray,
-    size: int,
-) -> None:
-    """Add the byte strings from ``lo[i]`` to ``hi[i]`` to a ``_Known`` table of ``size``
-    entries (room made, values set by the caller)."""
-    bytes_in = words.view(np.uint8)
-    bytes_out = arena.view(np.uint8)
-    mask = np.uint64(slots.shape[0] - 1)
-    for i in range(lo.shape[0]):
-        a = lo[i]
-        length = hi[i] - a
-        at = starts[size]
-        bytes_out[at : at + length] = bytes_in[a : a + length]
-        h = _hash(words, a, length)
-        slot = h & mask
-        while slots[slot] >= 0:
-            slot = (slot + np.uint64(1)) & mask
-        slots[slot] = size
-        hashes[size] = h
-        size += 1
-        starts[size] = at + length
-
-
-@njit(cache=True, nogil=True)
-def _rehash(slots: np.ndarray, hashes: np.ndarray, size: int) -> None:
-    """Put the ``size`` entries of ``hashes`` in empty ``slots``."""
-    mask = np.uint64(slots.shape[0] - 1)
-    for entry in range(size):
-        slot = hashes[entry] & mask
-        while slots[slot] >= 0:
-            slot = (slot + np.uint64(1)) & mask
-        slots[slot] = entry
 
 
 @njit(cache=True, nogil=True)
@@ -962,58 +860,6 @@ _NO_INTS = np.empty(0, np.int64)
 
 _DEPTHS = np.array([2, 8, 2], np.int64)
 """How far back a subject, predicate and object are compared before being looked up."""
-
-
-class _Known:
-    """The term texts met and accepted as canonical, by their bytes, with their ids: a
-    hash table of numpy arrays that the kernels read, emptied past a bound."""
-
-    ENTRIES = 1 << 17
-    BYTES = 64 << 20
-
-    def __init__(self) -> None:
-        self.clear()
-
-    def clear(self) -> None:
-        self.slots = np.full(1 << 12, -1, np.int32)
-        self.hashes = np.empty(1 << 11, np.uint64)
-        self.starts = np.zeros((1 << 11) + 1, np.int64)
-        self.values = np.empty(1 << 11, np.int32)
-        self.arena = np.zeros(1 << 13, np.uint64)
-        self.size = 0
-
-    def find(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """The id of each term text from ``lo[r, i]`` to ``hi[r, i]`` of a block, -1 if
-        not met."""
-        return _find(
-            words, lo, hi, self.slots, self.hashes, self.starts, self.values, self.arena, _DEPTHS
-        )
-
-    def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, ids: np.ndarray) -> None:
-        """Add distinct texts not met yet (from ``lo[i]`` to ``hi[i]`` of a block) with
-        their ids."""
-        count = len(lo)
-        length = int((hi - lo).sum())
-        if self.size + count > self.ENTRIES or self.starts[self.size] + length > self.BYTES:
-            self.clear()
-        size = self.size
-        need = size + count
-        if need > len(self.values):
-            room = max(need, 2 * len(self.values))
-            self.hashes = np.resize(self.hashes, room)
-            self.values = np.resize(self.values, room)
-            self.starts = np.resize(self.starts, room + 1)
-        words_needed = (int(self.starts[size]) + length) // 8 + 2
-        if words_needed > len(self.arena):
-            arena = np.zeros(max(words_needed, 2 * len(self.arena)), np.uint64)
-            arena[: len(self.arena)] = self.arena
-            self.arena = arena
-        if 2 * need > len(self.slots):
-            self.slots = np.full(1 << (2 * need).bit_length(), -1, np.int32)
-            _rehash(self.slots, self.hashes, size)
-        _insert(words, lo, hi, self.slots, self.hashes, self.starts, self.arena, size)
-        self.values[size:need] = ids
-        self.size = need
 
 
 class _Times(TimeOrder):
@@ -1214,7 +1060,7 @@ def _times(
         c = a
         for k in range(3):
             size = at[k + 1] - at[k]
-            if b - a > size and _same(words, a, texts, at[k], size):
+            if b - a > size and same_bytes(words, a, texts, at[k], size):
                 which = k
                 c = a + size
                 break
@@ -1222,7 +1068,7 @@ def _times(
             continue
         counted = at[5] - at[4]
         digits = b - counted - c
-        if 1 <= digits <= 12 and _same(words, b - counted, texts, at[4], counted):
+        if 1 <= digits <= 12 and same_bytes(words, b - counted, texts, at[4], counted):
             count = _digits(buf, c, digits)
             if count >= 0:
                 kind[i] = which + 1
@@ -1230,7 +1076,7 @@ def _times(
             continue
         dated = at[4] - at[3]
         end = b - dated
-        if end - c < 19 or not _same(words, end, texts, at[3], dated):
+        if end - c < 19 or not same_bytes(words, end, texts, at[3], dated):
             continue
         if buf[end - 1] == 90:  # Z
             end -= 1
@@ -1308,14 +1154,13 @@ class _Found:
 
 
 class _Reading:
-    """What the part files of one read share: texts and statements parsed once, the terms
-    met, and the kernels' buffers."""
+    """What the part files of one read share: texts and statements parsed once, and the
+    kernels' buffers."""
 
     def __init__(self, texts: Texts, dictionary: TermDictionary) -> None:
         self.texts = texts
         self.dictionary = dictionary
         self.statements = _Statements(texts)
-        self.known = _Known()
         self.words = np.zeros(0, np.uint64)
         self.flags = np.zeros(0, np.bool_)
         self.quads = np.zeros((8, 0), np.int64)
@@ -1576,13 +1421,12 @@ class _Columns(_Assembly):
     def _terms(
         self, words: np.ndarray, quads: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The s, p, o ids of quad rows: texts met before by their bytes, the others
-        encoded once per distinct text; ``None`` if one is not the canonical text of a
-        term, or a subject is a literal, or a predicate not an IRI."""
-        known = self.reading.known
-        ids = known.find(words, quads[0:6:2], quads[1:6:2])
-        missing = np.nonzero(ids < 0)
+        """The s, p, o ids of quad rows: canonical texts known to the dictionary found by
+        their bytes, the others encoded once per distinct text; ``None`` if one is not the
+        canonical text of a term, or a subject is a literal, or a predicate not an IRI."""
         dictionary = self.dictionary
+        ids = dictionary.index.find(words, quads[0:6:2], quads[1:6:2], _DEPTHS)
+        missing = np.nonzero(ids < 0)
         if len(missing[0]):
             lo = quads[2 * missing[0], missing[1]]
             hi = quads[2 * missing[0] + 1, missing[1]]
@@ -1595,7 +1439,6 @@ class _Columns(_Assembly):
             if dictionary.texts(found) != distinct.to_pylist():
                 return None  # a spelling other than the canonical one
             ids[missing] = found[codes]
-            known.add(words, lo[first], hi[first], found)
         s, p, o = ids
         kinds = dictionary.values.kind
         subject_kinds = kinds[s]

@@ -3,10 +3,12 @@ once per term (DESIGN.md, Data model; ENGINE.md, "Terms as integers").
 
 A term is known by its N-Triples text. Each distinct new text is parsed by pyoxigraph and
 re-serialised once, so two spellings of one term (``"a"^^xsd:string`` and ``"a"``,
-``@EN`` and ``@en``) share an id: id equality is RDF term equality. Typed values come from
-:func:`rsep.rdf.values.value_of`, the project's exact SPARQL value semantics, so a
-vectorised FILTER over :class:`TypedValues` agrees with the exact path wherever
-``exact`` says the double is the value.
+``@EN`` and ``@en``) share an id: id equality is RDF term equality. Known canonical texts
+are found by their UTF-8 bytes in a hash table of numpy arrays that numba kernels read
+(:class:`TextIndex`), so encoding a column costs Python work only for its new texts.
+Typed values come from :func:`rsep.rdf.values.value_of`, the project's exact SPARQL
+value semantics, so a vectorised FILTER over :class:`TypedValues` agrees with the exact
+path wherever ``exact`` says the double is the value.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numba import njit
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
 from rsep.rdf.terms import Term, to_nt
@@ -33,7 +36,9 @@ __all__ = [
     "KIND_TRIPLE",
     "NOT_NUMERIC",
     "TermDictionary",
+    "TextIndex",
     "TypedValues",
+    "text_bytes",
 ]
 
 KIND_IRI, KIND_BLANK, KIND_LITERAL, KIND_TRIPLE = 0, 1, 2, 3
@@ -70,7 +75,9 @@ class TermDictionary:
     typed values computed once per term. Ids are stable for the dictionary's lifetime."""
 
     def __init__(self) -> None:
-        self._ids: dict[str, int] = {}  # every spelling seen -> id
+        self.index = TextIndex()
+        """The canonical texts by their bytes, with their ids."""
+        self._spellings: dict[str, int] = {}  # the other spellings met -> id
         self._texts: list[str] = []  # canonical text by id
         self._nodes: list[Node] = []
         self._size = 0
@@ -99,35 +106,50 @@ class TermDictionary:
             if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
                 array = array.cast(pa.string())
             codes = pc.dictionary_encode(array)
-        distinct: list[str] = codes.dictionary.to_pylist()
-        ids = self._ids
-        found = [ids.get(text, -1) for text in distinct]
-        new = [text for text, ident in zip(distinct, found, strict=True) if ident < 0]
-        if new:
-            self._add(new)
-            found = [ids[text] for text in distinct]
-        lookup = np.array(found, np.int32)
+        lookup = self._ids(codes.dictionary)
         result: np.ndarray = lookup[codes.indices.to_numpy(zero_copy_only=False)]
+        return result
+
+    def _ids(self, distinct: pa.Array) -> np.ndarray:
+        """The ids of distinct texts (a string array), the new ones added: the canonical
+        ones found by their bytes, the others among the spellings met, then parsed."""
+        if not (pa.types.is_string(distinct.type) or pa.types.is_large_string(distinct.type)):
+            distinct = distinct.cast(pa.string())
+        words, lo, hi = text_bytes(distinct)
+        found = self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0]
+        missing = np.flatnonzero(found < 0)
+        if len(missing):
+            texts: list[str] = distinct.take(pa.array(missing)).to_pylist()
+            spellings = self._spellings
+            ids = [spellings.get(text, -1) for text in texts]
+            new = [text for text, ident in zip(texts, ids, strict=True) if ident < 0]
+            if new:
+                made = dict(zip(new, self._add(new), strict=True))
+                ids = [made.get(text, ident) for text, ident in zip(texts, ids, strict=True)]
+            found[missing] = ids
+        result: np.ndarray = found
         return result
 
     def intern(self, text: str) -> int:
         """The id of one term text (a FILTER's constant, a pattern's IRI), added if new."""
-        ident = self._ids.get(text)
-        if ident is None:
-            self._add([text])
-            ident = self._ids[text]
-        return ident
+        return int(self._ids(pa.array([text], pa.string()))[0])
 
     def lookup(self, text: str) -> int:
         """The id of ``text``, or -1 when that term was never added (adds nothing)."""
-        ident = self._ids.get(text)
-        if ident is not None:
+        ident = self._known(text)
+        if ident >= 0:
             return ident
         try:
             canonical = _canonical([text])[0][1]
         except ValueError:
             return -1
-        return self._ids.get(canonical, -1)
+        return self._known(canonical)
+
+    def _known(self, text: str) -> int:
+        """The id of a spelling met, or -1."""
+        words, lo, hi = text_bytes(pa.array([text], pa.string()))
+        ident = int(self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0, 0])
+        return ident if ident >= 0 else self._spellings.get(text, -1)
 
     def text(self, ident: int) -> str:
         """The canonical N-Triples text of id ``ident``."""
@@ -161,21 +183,31 @@ class TermDictionary:
         n = self._size
         return TypedValues(self._kind[:n], self._numeric[:n], self._number[:n], self._exact[:n])
 
-    def _add(self, texts: list[str]) -> None:
-        """Add distinct texts not yet known: canonicalise each, share ids between spellings."""
-        ids = self._ids
+    def _add(self, texts: list[str]) -> list[int]:
+        """Add distinct texts not yet known: canonicalise each, share ids between
+        spellings; returns their ids."""
         fresh: list[Node] = []
-        for text, (node, canonical) in zip(texts, _canonical(texts), strict=True):
-            ident = ids.get(canonical)
-            if ident is None:
-                ident = len(self._texts)
-                ids[canonical] = ident
+        made: dict[str, int] = {}  # canonical texts added now
+        ids: list[int] = []
+        parsed = _canonical(texts)
+        words, lo, hi = text_bytes(pa.array([canonical for _, canonical in parsed], pa.string()))
+        known = self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0].tolist()
+        for text, (node, canonical), ident in zip(texts, parsed, known, strict=True):
+            if ident < 0:
+                ident = made.get(canonical, -1)
+            if ident < 0:
+                ident = made[canonical] = len(self._texts)
                 self._texts.append(canonical)
                 self._nodes.append(node)
                 fresh.append(node)
-            ids[text] = ident
+            if text != canonical:
+                self._spellings[text] = ident
+            ids.append(ident)
         if fresh:
+            added = pa.array(list(made), pa.string())
+            self.index.add(*text_bytes(added), np.fromiter(made.values(), np.int32, len(made)))
             self._values(fresh)
+        return ids
 
     def _values(self, nodes: list[Node]) -> None:
         start = self._size
@@ -202,6 +234,212 @@ class TermDictionary:
                     self._number[index] = number
                     self._exact[index] = exact
         self._size = end
+
+
+def text_bytes(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A string array's UTF-8 bytes as words (padded for the kernels' word reads) and each
+    text's first and end byte."""
+    if len(texts) == 0:
+        return np.zeros(2, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    wide = pa.types.is_large_string(texts.type)
+    _, offsets_buffer, data = texts.buffers()
+    raw = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
+    window = raw[texts.offset : texts.offset + len(texts) + 1]
+    first, end = int(window[0]), int(window[-1])
+    offsets: np.ndarray = window.astype(np.int64) - first
+    words = np.zeros((end - first) // 8 + 2, np.uint64)
+    if end > first:
+        words.view(np.uint8)[: end - first] = np.frombuffer(data, np.uint8, end - first, first)
+    return words, offsets[:-1], offsets[1:]
+
+
+class TextIndex:
+    """Byte strings (term texts) with an int32 value each: an open-addressing hash table
+    of numpy arrays (slots, each entry's hash, its bytes in an arena, its value) that
+    numba kernels search without a Python object per text."""
+
+    def __init__(self) -> None:
+        self.slots = np.full(1 << 12, -1, np.int32)
+        self.hashes = np.empty(1 << 11, np.uint64)
+        self.starts = np.zeros((1 << 11) + 1, np.int64)
+        self.values = np.empty(1 << 11, np.int32)
+        self.arena = np.zeros(1 << 13, np.uint64)
+        self.size = 0
+
+    def find(
+        self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, depths: np.ndarray
+    ) -> np.ndarray:
+        """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` of ``words``, -1
+        if absent (row ``r`` compared first with its ``depths[r]`` rows before)."""
+        return _find(words, lo, hi, self._table(), depths)
+
+    def _table(self) -> tuple[np.ndarray, ...]:
+        """The arrays the kernels read."""
+        return self.slots, self.hashes, self.starts, self.values, self.arena
+
+    def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> None:
+        """Add distinct byte strings not in the table (from ``lo[i]`` to ``hi[i]`` of
+        ``words``) with their values."""
+        count = len(lo)
+        length = int((hi - lo).sum())
+        size = self.size
+        need = size + count
+        if need > len(self.values):
+            room = max(need, 2 * len(self.values))
+            self.hashes = np.resize(self.hashes, room)
+            self.values = np.resize(self.values, room)
+            self.starts = np.resize(self.starts, room + 1)
+        words_needed = (int(self.starts[size]) + length) // 8 + 2
+        if words_needed > len(self.arena):
+            arena = np.zeros(max(words_needed, 2 * len(self.arena)), np.uint64)
+            arena[: len(self.arena)] = self.arena
+            self.arena = arena
+        if 2 * need > len(self.slots):
+            self.slots = np.full(1 << (2 * need).bit_length(), -1, np.int32)
+            _rehash(self.slots, self.hashes, size)
+        _insert(words, lo, hi, self._table(), size)
+        self.values[size:need] = values
+        self.size = need
+
+
+_NO_DEPTHS = np.zeros(1, np.int64)
+
+
+@njit(inline="always")
+def word_at(words: np.ndarray, at: int) -> np.uint64:
+    """The 8 bytes from byte ``at`` of ``words`` as one little-endian word."""
+    q = at >> 3
+    r = at & 7
+    if r == 0:
+        aligned: np.uint64 = words[q]
+        return aligned
+    shift = np.uint64(8 * r)
+    word: np.uint64 = (words[q] >> shift) | (words[q + 1] << (np.uint64(64) - shift))
+    return word
+
+
+@njit(inline="always")
+def head_at(words: np.ndarray, at: int, n: int) -> np.uint64:
+    """The first ``n`` (< 8) bytes from byte ``at`` as a word."""
+    return word_at(words, at) & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))
+
+
+@njit(inline="always")
+def same_bytes(one: np.ndarray, a: int, other: np.ndarray, b: int, n: int) -> bool:
+    """Whether the ``n`` bytes from byte ``a`` of ``one`` and ``b`` of ``other`` agree."""
+    k = 0
+    while k + 8 <= n:
+        if word_at(one, a + k) != word_at(other, b + k):
+            return False
+        k += 8
+    return k == n or head_at(one, a + k, n - k) == head_at(other, b + k, n - k)
+
+
+@njit(inline="always")
+def hash_bytes(words: np.ndarray, a: int, n: int) -> np.uint64:
+    """A 64-bit hash of the ``n`` bytes from ``a``, a word at a time."""
+    h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
+    k = 0
+    while k + 8 <= n:
+        h = (h ^ word_at(words, a + k)) * np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(29)
+        k += 8
+    if k < n:
+        h = (h ^ head_at(words, a + k, n - k)) * np.uint64(0xC4CEB9FE1A85EC53)
+    return h ^ (h >> np.uint64(32))
+
+
+@njit(inline="always")
+def recent_same(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int, depth: int) -> int:
+    """A row at most ``depth`` before ``i`` with the same bytes (a graph's lines, an
+    event's statements, its time and stream alternating, the predicates of a schema), or
+    -1."""
+    a = lo[i]
+    length = hi[i] - a
+    for back in range(1, depth + 1):
+        j = i - back
+        if j >= 0 and hi[j] - lo[j] == length and same_bytes(words, lo[j], words, a, length):
+            return j
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _find(
+    words: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    table: tuple[np.ndarray, ...],
+    depths: np.ndarray,
+) -> np.ndarray:
+    """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` in a ``TextIndex``
+    (``table``: its arrays), or -1 (rows of ``r`` first compared with the ``depths[r]`` rows
+    before)."""
+    slots, hashes, starts, values, arena = table
+    out = np.empty(lo.shape, np.int32)
+    mask = np.uint64(slots.shape[0] - 1)
+    for r in range(lo.shape[0]):
+        row_lo = lo[r]
+        row_hi = hi[r]
+        for i in range(lo.shape[1]):
+            same = recent_same(words, row_lo, row_hi, i, depths[r])
+            if same >= 0:
+                out[r, i] = out[r, same]
+                continue
+            a = row_lo[i]
+            length = row_hi[i] - a
+            h = hash_bytes(words, a, length)
+            slot = h & mask
+            out[r, i] = -1
+            while True:
+                entry = slots[slot]
+                if entry < 0:
+                    break
+                at = starts[entry]
+                if (
+                    hashes[entry] == h
+                    and starts[entry + 1] - at == length
+                    and same_bytes(arena, at, words, a, length)
+                ):
+                    out[r, i] = values[entry]
+                    break
+                slot = (slot + np.uint64(1)) & mask
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _insert(
+    words: np.ndarray, lo: np.ndarray, hi: np.ndarray, table: tuple[np.ndarray, ...], size: int
+) -> None:
+    """Add the byte strings from ``lo[i]`` to ``hi[i]`` to a ``TextIndex`` of ``size``
+    entries (``table``: its arrays; room made, values set by the caller)."""
+    slots, hashes, starts, _, arena = table
+    bytes_in = words.view(np.uint8)
+    bytes_out = arena.view(np.uint8)
+    mask = np.uint64(slots.shape[0] - 1)
+    for i in range(lo.shape[0]):
+        a = lo[i]
+        length = hi[i] - a
+        at = starts[size]
+        bytes_out[at : at + length] = bytes_in[a : a + length]
+        h = hash_bytes(words, a, length)
+        slot = h & mask
+        while slots[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        slots[slot] = size
+        hashes[size] = h
+        size += 1
+        starts[size] = at + length
+
+
+@njit(cache=True, nogil=True)
+def _rehash(slots: np.ndarray, hashes: np.ndarray, size: int) -> None:
+    """Put the ``size`` entries of ``hashes`` in empty ``slots``."""
+    mask = np.uint64(slots.shape[0] - 1)
+    for entry in range(size):
+        slot = hashes[entry] & mask
+        while slots[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        slots[slot] = entry
 
 
 def _grown(array: np.ndarray, capacity: int, fill: object) -> np.ndarray:
