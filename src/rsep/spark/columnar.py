@@ -6,12 +6,14 @@ The job (docs/architecture.md, "5. Spark"):
 
 1. **Read.** The driver lists the inputs, without opening them: one task per stream file
    (a part file of a folder, a SPAseq description) and one per data file of a Parquet
-   event store. Each task reads its file with :func:`rsep.engine.batch.read_batches`
-   straight into :class:`~rsep.engine.batch.TripleBatch`es (a large N-Quads file is one
-   task: the reader assembles an event from lines up to a block apart, and it has no byte
-   range to start from). Events are rows :data:`EVENT_SCHEMA`, the triples as lists of
-   N-Triples texts (the task's dictionary's canonical texts, so equal terms have equal
-   texts in every task).
+   event store; an uncompressed N-Quads file is cut in byte ranges
+   (:func:`rsep.engine.batch.split_ranges`, one per engine partition), each read by its
+   own task (``read_batches(..., byte_range=...)`` gives each event of the file to
+   exactly one range). Each task reads with :func:`rsep.engine.batch.read_batches`
+   straight into :class:`~rsep.engine.batch.TripleBatch`es. Events are rows
+   :data:`EVENT_SCHEMA`, the triples as lists of the task's term ids; the texts of its
+   ids travel once, in rows of their own sent to every partition ahead of the events
+   (:class:`ReaderTerms` maps them to each partition's dictionary).
 2. **Route.** With ``PARTITION BY`` (and a scheme that partitions,
    :func:`rsep.spark.partition.choose_scheme`), the read task finds each event's keys with
    :meth:`SequenceQuery.event_keys` (each GPM alone on the event, SPAseq choice 9) and
@@ -53,10 +55,18 @@ import pyarrow.compute as pc
 from pyoxigraph import Triple
 
 from rsep.algebra.plan import Plan
-from rsep.engine.batch import STORE, TripleBatch, is_store, read_batches, store_files
+from rsep.engine.batch import (
+    STORE,
+    TripleBatch,
+    is_store,
+    read_batches,
+    split_ranges,
+    store_files,
+)
 from rsep.engine.sequence import SequenceQuery, Undecided, columnar_reason
 from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
+from rsep.rdf.formats import Format, detect_format
 from rsep.rdf.time import TimeUnit
 from rsep.spark.job import (
     ANSWER_SCHEMA,
@@ -81,19 +91,25 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENT_SCHEMA",
+    "ReaderTerms",
     "columnar_replay",
     "event_frame",
     "on_stream",
 ]
 
 EVENT_SCHEMA = (
-    "part int, home boolean, task int, ordinal long, stream string, t_start long, "
-    "t_end long, s array<string>, p array<string>, o array<string>"
+    "part int, home boolean, task int, reader int, ordinal long, stream string, "
+    "t_start long, t_end long, s array<int>, p array<int>, o array<int>, terms array<string>"
 )
 """Events as rows: the partition the row goes to (``home``: the event's first row, so
-that each event is counted once), the read task and the event's position in it, its
-stream and times, and its triples as three lists of N-Triples texts."""
+that each event is counted once), the read task and the event's position in it, the
+Spark task that read it (``reader``, whose dictionary its ids are in), its stream and
+times, and its triples as three lists of term ids. A row with ``terms`` (and no triples)
+holds the texts of the reader's ids ``ordinal``, ``ordinal + 1``, …, sent to every
+partition at time :data:`_DICTIONARY_TIME`, so that each partition reads the texts before
+any event."""
 
+_DICTIONARY_TIME = -(1 << 63)
 _UNDECIDED = "RSEP_UNDECIDED:"
 _EVENTS_PER_BATCH = 16_384
 
@@ -114,7 +130,7 @@ def columnar_replay(
     static = _static(graphs or {})
     if static is None:
         return None
-    listing = read_listing(inputs)
+    listing = read_listing(inputs, partitions or shuffle_partitions(spark))
     if listing is None:
         return None
     SequenceQuery(plan, static)  # refuse missing graphs before Spark starts
@@ -143,14 +159,17 @@ def _static(graphs: Mapping[str, Any]) -> dict[str, frozenset[Triple]] | None:
 
 # Reading ---------------------------------------------------------------------------------
 
-_Task = tuple[int, str, str, str | None, str, str | None]
-"""A read task: ``(task, kind, path, stream, options, fixed)``; ``kind`` is ``file`` or
-``store`` (one data file of an event store, ``fixed`` the stream its folder names)."""
+_Task = tuple[int, str, str, str | None, str, str | None, int | None, int | None]
+"""A read task: ``(task, kind, path, stream, options, fixed, start, stop)``; ``kind`` is
+``file``, ``range`` (the bytes ``start`` to ``stop`` of an N-Quads file) or ``store`` (one
+data file of an event store, ``fixed`` the stream its folder names)."""
 
 
-def read_listing(inputs: Sequence[StreamInput]) -> list[_Task] | None:
+def read_listing(inputs: Sequence[StreamInput], parts: int = 1) -> list[_Task] | None:
     """The read tasks of ``inputs`` in input order (module docstring, 1), listed without
-    reading a file; ``None`` for a CSR-Bench folder (the per-event path reads those)."""
+    reading a file (an uncompressed N-Quads file cut in up to ``parts`` byte ranges,
+    :func:`rsep.engine.batch.split_ranges`); ``None`` for a CSR-Bench folder (the
+    per-event path reads those)."""
     if not inputs:
         raise UserError("no input streams")
     out: list[_Task] = []
@@ -161,13 +180,29 @@ def read_listing(inputs: Sequence[StreamInput]) -> list[_Task] | None:
             options = json.dumps(dict(item.options))
             for file, folders in store_files(item.path):
                 fixed = folders.get("stream")
-                out.append((len(out), "store", str(file), item.stream, options, fixed))
+                out.append((len(out), "store", str(file), item.stream, options, fixed, None, None))
             continue
         for _, kind, path, stream, options in read_tasks([item]):
             if kind != "file":
                 return None
-            out.append((len(out), kind, path, stream, options, None))
+            ranges = _ranges(Path(path), json.loads(options), parts)
+            if ranges is None:
+                out.append((len(out), kind, path, stream, options, None, None, None))
+                continue
+            for start, stop in ranges:
+                out.append((len(out), "range", path, stream, options, None, start, stop))
     return out
+
+
+def _ranges(path: Path, options: Mapping[str, Any], parts: int) -> list[tuple[int, int]] | None:
+    """The byte ranges of an uncompressed N-Quads file, or ``None`` for another file or
+    one range (the reader reads it whole)."""
+    if parts < 2 or options.get("format") not in (None, Format.NQUADS.value):
+        return None
+    if path.suffix == ".gz" or detect_format(path) is not Format.NQUADS:
+        return None
+    found = split_ranges(path, parts)
+    return found if len(found) > 1 else None
 
 
 def event_frame(
@@ -182,10 +217,11 @@ def event_frame(
     slots = max(1, min(len(listing), shuffle_partitions(spark)))
     chosen = buckets(slots)
     rows = [(*task, chosen[task[0] * slots // len(listing)]) for task in listing]
-    tasks = spark.createDataFrame(
-        rows,
-        "task int, kind string, path string, stream string, opts string, fixed string, bucket long",
-    ).repartition(slots, "bucket")
+    schema = (
+        "task int, kind string, path string, stream string, opts string, fixed string, "
+        "start long, stop long, bucket long"
+    )
+    tasks = spark.createDataFrame(rows, schema).repartition(slots, "bucket")
     run = _read_task(scheme, graphs, until)
     return tasks.drop("bucket").mapInArrow(run, EVENT_SCHEMA)
 
@@ -204,12 +240,18 @@ def _read_task(
         with marked_errors():
             router = _Router(scheme, graphs, until)
             unit = scheme.final.parameters.time_unit
-            for task, kind, path, stream, opts, fixed in sorted(files):
+            reader = min(f[0] for f in files)
+            for task, kind, path, stream, opts, fixed, start, stop in sorted(files):
+                span = None if start is None or stop is None else (start, stop)
+                options = json.loads(opts)
                 for batch in _file_batches(
-                    kind, Path(path), stream, json.loads(opts), fixed, router.dictionary, unit
+                    kind, Path(path), stream, options, fixed, span, router.dictionary, unit
                 ):
-                    out = router.rows(batch, task)
+                    out = router.rows(batch, task, reader)
                     if out.num_rows:
+                        terms = router.terms(reader)
+                        if terms is not None:
+                            yield terms
                         yield out
 
     return run
@@ -221,12 +263,14 @@ def _file_batches(
     stream: str | None,
     options: dict[str, Any],
     fixed: str | None,
+    span: tuple[int, int] | None,
     dictionary: TermDictionary,
     unit: TimeUnit,
 ) -> Iterator[TripleBatch]:
     """A file's events as batches (every event on ``stream`` when one is given, as ``rsep
-    run --stream IRI=FILE`` reads it); an event store's data file read in a folder naming
-    its stream, as :func:`~rsep.engine.batch.read_batches` reads a store."""
+    run --stream IRI=FILE`` reads it), only those of the byte range ``span`` when given;
+    an event store's data file read in a folder naming its stream, as
+    :func:`~rsep.engine.batch.read_batches` reads a store."""
     if kind == "store" and fixed is not None:
         folder = Path(tempfile.mkdtemp(prefix="rsep-store-"))
         try:
@@ -242,7 +286,14 @@ def _file_batches(
         return
     fmt = STORE if kind == "store" else None
     batches = read_batches(
-        path, stream, dictionary, fmt=fmt, time_unit=unit, batch_events=_EVENTS_PER_BATCH, **options
+        path,
+        stream,
+        dictionary,
+        fmt=fmt,
+        time_unit=unit,
+        batch_events=_EVENTS_PER_BATCH,
+        byte_range=span,
+        **options,
     )
     yield from on_stream(batches, stream)
 
@@ -269,23 +320,43 @@ class _Router:
         self.query = SequenceQuery(scheme.plan, graphs) if scheme.partitioned else None
         self.dictionary = self.query.dictionary if self.query else TermDictionary()
         self.streams = frozenset(scheme.final.dataset.streams)
-        self.texts = pa.array([], pa.string())
+        self.sent = 0
+        """The ids whose texts the partitions have."""
         self.owners: dict[tuple[int, ...], int] = {}
         used = _predicates(scheme.final)
         self.predicates = (
             None if used is None else np.array([self.dictionary.intern(p) for p in used], np.int32)
         )
 
-    def _texts(self) -> pa.Array:
-        """The canonical text of every id so far (grown as the dictionary grows)."""
-        known = len(self.texts)
-        if len(self.dictionary) > known:
-            ids = np.arange(known, len(self.dictionary))
-            more = pa.array(self.dictionary.texts(ids), pa.string())
-            self.texts = pa.concat_arrays([self.texts, more])
-        return self.texts
+    def terms(self, reader: int) -> pa.RecordBatch | None:
+        """The texts of the ids the dictionary gained since the last call, a row per
+        partition (:data:`EVENT_SCHEMA`); ``None`` when there are none."""
+        known, size = self.sent, len(self.dictionary)
+        if size == known:
+            return None
+        self.sent = size
+        texts = pa.array(self.dictionary.texts(np.arange(known, size)), pa.string())
+        count = self.scheme.partitions
+        none = pa.nulls(count, pa.list_(pa.int32()))
+        offsets = pa.array(np.arange(count + 1, dtype=np.int32) * len(texts))
+        repeated = pa.concat_arrays([texts] * count)
+        columns = [
+            pa.array(np.arange(count, dtype=np.int32)),
+            pa.array(np.zeros(count, np.bool_)),
+            pa.array(np.full(count, reader, np.int32)),
+            pa.array(np.full(count, reader, np.int32)),
+            pa.array(np.full(count, known, np.int64)),
+            pa.nulls(count, pa.string()),
+            pa.array(np.full(count, _DICTIONARY_TIME, np.int64)),
+            pa.array(np.full(count, _DICTIONARY_TIME, np.int64)),
+            none,
+            none,
+            none,
+            pa.ListArray.from_arrays(offsets, repeated),
+        ]
+        return pa.RecordBatch.from_arrays(columns, schema=_event_schema())
 
-    def rows(self, batch: TripleBatch, task: int) -> pa.RecordBatch:
+    def rows(self, batch: TripleBatch, task: int, reader: int) -> pa.RecordBatch:
         """The batch's events as rows, once per partition they go to."""
         keep = np.ones(len(batch), np.bool_)
         if self.streams:  # FROM STREAM: the streamset (choice 8)
@@ -298,28 +369,30 @@ class _Router:
         event, part = event[chosen], part[chosen]
         home = np.ones(len(event), np.bool_)
         home[1:] = event[1:] != event[:-1]
-        texts = self._texts()
         triple_event, s, p, o = batch.triple_event, batch.s, batch.p, batch.o
         if self.predicates is not None:  # a triple no pattern can match changes no solution
             used = np.isin(p, self.predicates)
             triple_event, s, p, o = triple_event[used], s[used], p[used], o[used]
         bounds = np.searchsorted(triple_event, np.arange(len(batch) + 1)).astype(np.int32)
         lists = [
-            pa.ListArray.from_arrays(pa.array(bounds), texts.take(pa.array(ids))).take(
+            pa.ListArray.from_arrays(pa.array(bounds), pa.array(ids, pa.int32())).take(
                 pa.array(event)
             )
             for ids in (s, p, o)
         ]
         stream = pa.array(batch.streams, pa.string()).take(pa.array(batch.event_stream[event]))
+        n = len(event)
         columns = [
             pa.array(part, pa.int32()),
             pa.array(home),
-            pa.array(np.full(len(event), task, np.int32)),
+            pa.array(np.full(n, task, np.int32)),
+            pa.array(np.full(n, reader, np.int32)),
             pa.array(batch.event_ordinal[event], pa.int64()),
             stream,
             pa.array(batch.event_start[event], pa.int64()),
             pa.array(batch.event_end[event], pa.int64()),
             *lists,
+            pa.nulls(n, pa.list_(pa.string())),
         ]
         return pa.RecordBatch.from_arrays(columns, schema=_event_schema())
 
@@ -376,19 +449,21 @@ def _predicates(plan: Plan) -> frozenset[str] | None:
 
 def _event_schema() -> pa.Schema:
     """:data:`EVENT_SCHEMA` in Arrow types."""
-    texts = pa.list_(pa.string())
+    ids = pa.list_(pa.int32())
     return pa.schema(
         [
             ("part", pa.int32()),
             ("home", pa.bool_()),
             ("task", pa.int32()),
+            ("reader", pa.int32()),
             ("ordinal", pa.int64()),
             ("stream", pa.string()),
             ("t_start", pa.int64()),
             ("t_end", pa.int64()),
-            ("s", texts),
-            ("p", texts),
-            ("o", texts),
+            ("s", ids),
+            ("p", ids),
+            ("o", ids),
+            ("terms", pa.list_(pa.string())),
         ]
     )
 
@@ -419,16 +494,22 @@ def _engine_task(
         with marked_errors():
             for part, group in groupby(_slices(batches), key=lambda item: item[0]):
                 query = SequenceQuery(scheme.plan, graphs)
+                terms = ReaderTerms(query.dictionary)
                 counted = [0]
 
                 def rebuilt(
                     items: Iterator[tuple[int, pa.RecordBatch]],
-                    query: SequenceQuery = query,
+                    terms: ReaderTerms = terms,
                     counted: list[int] = counted,
                 ) -> Iterator[TripleBatch]:
                     for _, rows in items:
-                        counted[0] += pc.sum(rows.column("home").cast(pa.int64())).as_py() or 0
-                        yield triple_batch(rows, query.dictionary)
+                        texts = rows.column("terms")
+                        if texts.null_count < rows.num_rows:  # the readers' texts come first
+                            terms.add(rows.filter(pc.is_valid(texts)))
+                            rows = rows.filter(pc.is_null(texts))
+                        if rows.num_rows:
+                            counted[0] += pc.sum(rows.column("home").cast(pa.int64())).as_py() or 0
+                            yield terms.batch(rows)
 
                 try:
                     results = query.run(rebuilt(group), until)
@@ -457,23 +538,57 @@ def _slices(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.RecordB
             yield int(parts[lo]), batch.slice(lo, hi - lo)
 
 
-def triple_batch(rows: pa.RecordBatch, dictionary: TermDictionary) -> TripleBatch:
-    """Event rows (:data:`EVENT_SCHEMA`) as a batch in ``dictionary``'s ids: the triples'
-    texts encoded a distinct text at a time."""
-    coded = pc.dictionary_encode(rows.column("stream"))
-    ids = []
-    for name in ("s", "p", "o"):
-        column = rows.column(name)
-        ids.append(dictionary.encode(pc.list_flatten(column)))
-    triple_event = pc.list_parent_indices(rows.column("s")).to_numpy(zero_copy_only=False)
-    return TripleBatch(
-        streams=tuple(coded.dictionary.to_pylist()),
-        event_stream=coded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
-        event_start=rows.column("t_start").to_numpy(zero_copy_only=False).astype(np.int64),
-        event_end=rows.column("t_end").to_numpy(zero_copy_only=False).astype(np.int64),
-        event_ordinal=np.arange(rows.num_rows, dtype=np.int64),
-        triple_event=triple_event.astype(np.int32),
-        s=ids[0],
-        p=ids[1],
-        o=ids[2],
-    )
+class ReaderTerms:
+    """The ids of every reader's dictionary mapped to one query's ``dictionary``: each
+    distinct text encoded once (module docstring, 2-3)."""
+
+    def __init__(self, dictionary: TermDictionary) -> None:
+        self.dictionary = dictionary
+        self.maps: dict[int, list[np.ndarray]] = {}
+        self.sizes: dict[int, int] = {}
+        self.table = np.zeros(0, np.int32)
+        self.base = np.zeros(0, np.int64)
+
+    def add(self, rows: pa.RecordBatch) -> None:
+        """Rows with ``terms`` (:data:`EVENT_SCHEMA`): reader ``reader``'s ids from
+        ``ordinal`` on."""
+        readers = rows.column("reader").to_pylist()
+        firsts = rows.column("ordinal").to_pylist()
+        texts = rows.column("terms")
+        for i, (reader, first) in enumerate(zip(readers, firsts, strict=True)):
+            if first != self.sizes.get(reader, 0):
+                raise ValueError(f"reader {reader}'s texts from id {first} came out of order")
+            ids = self.dictionary.encode(texts[i].values)
+            self.maps.setdefault(reader, []).append(ids)
+            self.sizes[reader] = first + len(ids)
+        known = sorted(self.maps)
+        self.base = np.zeros(known[-1] + 1, np.int64)
+        parts: list[np.ndarray] = []
+        offset = 0
+        for reader in known:
+            self.base[reader] = offset
+            parts += self.maps[reader]
+            offset += self.sizes[reader]
+        self.table = np.concatenate(parts).astype(np.int32)
+
+    def batch(self, rows: pa.RecordBatch) -> TripleBatch:
+        """Event rows (:data:`EVENT_SCHEMA`) as a batch in the query's ids."""
+        coded = pc.dictionary_encode(rows.column("stream"))
+        triple_event = pc.list_parent_indices(rows.column("s")).to_numpy(zero_copy_only=False)
+        readers = rows.column("reader").to_numpy(zero_copy_only=False)
+        base = self.base[readers][triple_event]
+        ids = [
+            self.table[base + pc.list_flatten(rows.column(name)).to_numpy(zero_copy_only=False)]
+            for name in ("s", "p", "o")
+        ]
+        return TripleBatch(
+            streams=tuple(coded.dictionary.to_pylist()),
+            event_stream=coded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+            event_start=rows.column("t_start").to_numpy(zero_copy_only=False).astype(np.int64),
+            event_end=rows.column("t_end").to_numpy(zero_copy_only=False).astype(np.int64),
+            event_ordinal=np.arange(rows.num_rows, dtype=np.int64),
+            triple_event=triple_event.astype(np.int32),
+            s=ids[0],
+            p=ids[1],
+            o=ids[2],
+        )
