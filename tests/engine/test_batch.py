@@ -700,3 +700,30 @@ def test_byte_range_refusals(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="parts"):
         split_ranges(path, 0)
     assert by_ranges(path, [(0, 0), (0, path.stat().st_size), (10, 10)]) == list(read_events(path))
+
+
+def test_reading_ahead_keeps_order_errors_and_stops_with_its_consumer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces read by the reader thread come in order, its error after the pieces before
+    it, and the thread ends when the consumer stops early."""
+    import threading
+
+    from rsep.engine import batch as batch_module
+
+    def pieces() -> Any:
+        yield from range(5)
+        raise UserError("broken at 5")
+
+    got: list[Any] = []
+    with pytest.raises(UserError, match="broken at 5"):
+        for item in batch_module._ahead(pieces()):
+            got.append(item)
+    assert got == list(range(5))
+    monkeypatch.setattr(nquads_module, "BLOCK_BYTES", 500)
+    lines = [line for i in range(200) for line in event_lines(f"<{EX}e{i}>", i)]
+    path = write_lines(tmp_path / "s.nq", lines)
+    batches = read_batches(path, None, TermDictionary(), batch_events=2)
+    assert len(next(batches)) == 2
+    del batches  # the consumer stops: its generators close
+    assert not [t for t in threading.enumerate() if t.name == "rsep-reader"]

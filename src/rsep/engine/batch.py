@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import queue
 import string
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
@@ -159,7 +161,7 @@ def read_batches(
             raise UserError(f"unknown option(s) {', '.join(sorted(format_options))} for a store")
         if byte_range is not None:
             raise UserError("byte_range is for an N-Quads file, not an event store")
-        return batcher.run(_store_pieces(path, stream, dictionary))
+        return batcher.run(_ahead(_store_pieces(path, stream, dictionary)))
     chosen = fmt
     if chosen is None and path.exists():
         chosen = detect_format(path)
@@ -169,7 +171,8 @@ def read_batches(
     if chosen in (Format.NQUADS, Format.NQUADS.value):
         opts = ReadOptions(stream, time_unit, tz)
         span = None if byte_range is None else _Span.of(path, *byte_range)
-        return batcher.run(_nquads_pieces(path, opts, bad or BadRecords(), dictionary, span))
+        pieces = _nquads_pieces(path, opts, bad or BadRecords(), dictionary, span)
+        return batcher.run(_ahead(pieces))
     if byte_range is not None:
         name = chosen.value if isinstance(chosen, Format) else chosen
         raise UserError(f"byte_range is for an N-Quads file, not {name}")
@@ -235,6 +238,49 @@ def _in_time_order(parts: list[TripleBatch]) -> TripleBatch:
 
 
 # --------------------------------------------------------------------------- batching
+
+_AHEAD = 2
+"""Pieces a reader thread holds ready (``_ahead``)."""
+
+
+def _ahead(pieces: Iterator[_Piece]) -> Iterator[_Piece]:
+    """The pieces of ``pieces`` read by a thread of their own, at most ``_AHEAD`` ahead of
+    the consumer, so reading (numba kernels and Arrow, which release the GIL) overlaps the
+    work on the pieces before; its errors raised in their place in the sequence."""
+    ready: queue.Queue[tuple[_Piece | None, BaseException | None]] = queue.Queue(_AHEAD)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for piece in pieces:
+                while not stop.is_set():
+                    try:
+                        ready.put((piece, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            ready.put((None, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            ready.put((None, exc))
+
+    thread = threading.Thread(target=produce, name="rsep-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            piece, error = ready.get()
+            if error is not None:
+                raise error
+            if piece is None:
+                return
+            yield piece
+    finally:
+        stop.set()
+        with contextlib.suppress(queue.Empty):
+            while True:  # let a producer waiting to put see the stop
+                ready.get_nowait()
+        thread.join()
 
 
 @dataclass
@@ -1425,7 +1471,7 @@ class _Columns(_Assembly):
         their bytes, the others encoded once per distinct text; ``None`` if one is not the
         canonical text of a term, or a subject is a literal, or a predicate not an IRI."""
         dictionary = self.dictionary
-        ids = dictionary.index.find(words, quads[0:6:2], quads[1:6:2], _DEPTHS)
+        ids = dictionary.find_bytes(words, quads[0:6:2], quads[1:6:2], _DEPTHS)
         missing = np.nonzero(ids < 0)
         if len(missing[0]):
             lo = quads[2 * missing[0], missing[1]]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -77,6 +78,9 @@ class TermDictionary:
     def __init__(self) -> None:
         self.index = TextIndex()
         """The canonical texts by their bytes, with their ids."""
+        self.lock = threading.RLock()
+        """Held while the index is searched or terms added (a reader thread encodes while
+        the engine interns its constants)."""
         self._spellings: dict[str, int] = {}  # the other spellings met -> id
         self._texts: list[str] = []  # canonical text by id
         self._nodes: list[Node] = []
@@ -110,11 +114,23 @@ class TermDictionary:
         result: np.ndarray = lookup[codes.indices.to_numpy(zero_copy_only=False)]
         return result
 
+    def find_bytes(
+        self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, depths: np.ndarray
+    ) -> np.ndarray:
+        """The ids of the canonical texts from ``lo[r, i]`` to ``hi[r, i]`` of ``words``,
+        -1 for a text not known or not canonical (``TextIndex.find``)."""
+        with self.lock:
+            return self.index.find(words, lo, hi, depths)
+
     def _ids(self, distinct: pa.Array) -> np.ndarray:
         """The ids of distinct texts (a string array), the new ones added: the canonical
         ones found by their bytes, the others among the spellings met, then parsed."""
         if not (pa.types.is_string(distinct.type) or pa.types.is_large_string(distinct.type)):
             distinct = distinct.cast(pa.string())
+        with self.lock:
+            return self._ids_held(distinct)
+
+    def _ids_held(self, distinct: pa.Array) -> np.ndarray:
         words, lo, hi = text_bytes(distinct)
         found = self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0]
         missing = np.flatnonzero(found < 0)
@@ -148,8 +164,9 @@ class TermDictionary:
     def _known(self, text: str) -> int:
         """The id of a spelling met, or -1."""
         words, lo, hi = text_bytes(pa.array([text], pa.string()))
-        ident = int(self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0, 0])
-        return ident if ident >= 0 else self._spellings.get(text, -1)
+        with self.lock:
+            ident = int(self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0, 0])
+            return ident if ident >= 0 else self._spellings.get(text, -1)
 
     def text(self, ident: int) -> str:
         """The canonical N-Triples text of id ``ident``."""
