@@ -11,7 +11,8 @@ The job (docs/architecture.md, "5. Spark"):
    own task (``read_batches(..., byte_range=...)`` gives each event of the file to
    exactly one range). Each task reads with :func:`rsep.engine.batch.read_batches`
    straight into :class:`~rsep.engine.batch.TripleBatch`es. Events are rows
-   :data:`EVENT_SCHEMA`, the triples as lists of the task's term ids; the texts of its
+   :data:`EVENT_SCHEMA`, the triples as the task's term ids (int32 ``s, p, o`` in
+   bytes); the texts of its
    ids travel once, in rows of their own sent to every partition ahead of the events
    (:class:`ReaderTerms` maps them to each partition's dictionary).
 2. **Route.** With ``PARTITION BY`` (and a scheme that partitions,
@@ -99,12 +100,14 @@ __all__ = [
 
 EVENT_SCHEMA = (
     "part int, home boolean, task int, reader int, ordinal long, stream string, "
-    "t_start long, t_end long, s array<int>, p array<int>, o array<int>, terms array<string>"
+    "t_start long, t_end long, triples binary, terms array<string>"
 )
 """Events as rows: the partition the row goes to (``home``: the event's first row, so
 that each event is counted once), the read task and the event's position in it, the
 Spark task that read it (``reader``, whose dictionary its ids are in), its stream and
-times, and its triples as three lists of term ids. A row with ``terms`` (and no triples)
+times, and its triples' term ids (int32 ``s, p, o`` after one another, native byte
+order: one binary value is cheaper for Spark to sort and ship than lists). A row with
+``terms`` (and no triples)
 holds the texts of the reader's ids ``ordinal``, ``ordinal + 1``, …, sent to every
 partition at time :data:`_DICTIONARY_TIME`, so that each partition reads the texts before
 any event."""
@@ -241,12 +244,9 @@ def _read_task(
             router = _Router(scheme, graphs, until)
             unit = scheme.final.parameters.time_unit
             reader = min(f[0] for f in files)
-            for task, kind, path, stream, opts, fixed, start, stop in sorted(files):
-                span = None if start is None or stop is None else (start, stop)
-                options = json.loads(opts)
-                for batch in _file_batches(
-                    kind, Path(path), stream, options, fixed, span, router.dictionary, unit
-                ):
+            for group in _runs(sorted(files)):
+                task = group[0][0]
+                for batch in _file_batches(group, router.dictionary, unit):
                     out = router.rows(batch, task, reader)
                     if out.num_rows:
                         terms = router.terms(reader)
@@ -257,26 +257,50 @@ def _read_task(
     return run
 
 
+def _runs(files: Sequence[_Task]) -> Iterator[list[_Task]]:
+    """The tasks in order, the consecutive data files of one store's folders naming their
+    stream (same input: store, stream and options) together: one read each."""
+    run: list[_Task] = []
+    for task in files:
+        stored = task[1] == "store" and task[5] is not None
+        same = run and task[3:5] == run[0][3:5] and _root(task) == _root(run[0])
+        if run and not (stored and same):
+            yield run
+            run = []
+        run.append(task)
+        if not stored:
+            yield run
+            run = []
+    if run:
+        yield run
+
+
+def _root(task: _Task) -> Path:
+    """The folder holding a store file's ``stream=`` folder."""
+    return Path(task[2]).parent.parent
+
+
 def _file_batches(
-    kind: str,
-    path: Path,
-    stream: str | None,
-    options: dict[str, Any],
-    fixed: str | None,
-    span: tuple[int, int] | None,
-    dictionary: TermDictionary,
-    unit: TimeUnit,
+    group: Sequence[_Task], dictionary: TermDictionary, unit: TimeUnit
 ) -> Iterator[TripleBatch]:
-    """A file's events as batches (every event on ``stream`` when one is given, as ``rsep
-    run --stream IRI=FILE`` reads it), only those of the byte range ``span`` when given;
-    an event store's data file read in a folder naming its stream, as
+    """The events of a run of tasks (:func:`_runs`) as batches, every event on the task's
+    stream when one is given (as ``rsep run --stream IRI=FILE`` reads it), only those of
+    its byte range when given; data files of a store folder naming their stream read
+    together from a folder of links named as theirs, as
     :func:`~rsep.engine.batch.read_batches` reads a store."""
+    _, kind, path, stream, opts, fixed, start, stop = group[0]
+    options = json.loads(opts)
     if kind == "store" and fixed is not None:
         folder = Path(tempfile.mkdtemp(prefix="rsep-store-"))
         try:
-            link = folder / f"stream={quote(fixed, safe='')}" / path.name
-            link.parent.mkdir()
-            link.symlink_to(path)
+            for task, _, file, _, _, named, _, _ in group:
+                link = (
+                    folder
+                    / f"stream={quote(str(named), safe='')}"
+                    / f"{task:09d}-{Path(file).name}"
+                )
+                link.parent.mkdir(exist_ok=True)
+                link.symlink_to(file)
             batches = read_batches(
                 folder, stream, dictionary, fmt=STORE, batch_events=_EVENTS_PER_BATCH
             )
@@ -284,15 +308,14 @@ def _file_batches(
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
-    fmt = STORE if kind == "store" else None
     batches = read_batches(
-        path,
+        Path(path),
         stream,
         dictionary,
-        fmt=fmt,
+        fmt=STORE if kind == "store" else None,
         time_unit=unit,
         batch_events=_EVENTS_PER_BATCH,
-        byte_range=span,
+        byte_range=None if start is None or stop is None else (start, stop),
         **options,
     )
     yield from on_stream(batches, stream)
@@ -337,7 +360,6 @@ class _Router:
         self.sent = size
         texts = pa.array(self.dictionary.texts(np.arange(known, size)), pa.string())
         count = self.scheme.partitions
-        none = pa.nulls(count, pa.list_(pa.int32()))
         offsets = pa.array(np.arange(count + 1, dtype=np.int32) * len(texts))
         repeated = pa.concat_arrays([texts] * count)
         columns = [
@@ -349,9 +371,7 @@ class _Router:
             pa.nulls(count, pa.string()),
             pa.array(np.full(count, _DICTIONARY_TIME, np.int64)),
             pa.array(np.full(count, _DICTIONARY_TIME, np.int64)),
-            none,
-            none,
-            none,
+            pa.nulls(count, pa.binary()),
             pa.ListArray.from_arrays(offsets, repeated),
         ]
         return pa.RecordBatch.from_arrays(columns, schema=_event_schema())
@@ -374,12 +394,11 @@ class _Router:
             used = np.isin(p, self.predicates)
             triple_event, s, p, o = triple_event[used], s[used], p[used], o[used]
         bounds = np.searchsorted(triple_event, np.arange(len(batch) + 1)).astype(np.int32)
-        lists = [
-            pa.ListArray.from_arrays(pa.array(bounds), pa.array(ids, pa.int32())).take(
-                pa.array(event)
-            )
-            for ids in (s, p, o)
-        ]
+        ids = np.ascontiguousarray(np.stack([s, p, o], axis=1), np.int32)
+        offsets = pa.py_buffer((bounds * 12).astype(np.int32))
+        triples = pa.BinaryArray.from_buffers(
+            pa.binary(), len(batch), [None, offsets, pa.py_buffer(ids)]
+        ).take(pa.array(event))
         stream = pa.array(batch.streams, pa.string()).take(pa.array(batch.event_stream[event]))
         n = len(event)
         columns = [
@@ -391,7 +410,7 @@ class _Router:
             stream,
             pa.array(batch.event_start[event], pa.int64()),
             pa.array(batch.event_end[event], pa.int64()),
-            *lists,
+            triples,
             pa.nulls(n, pa.list_(pa.string())),
         ]
         return pa.RecordBatch.from_arrays(columns, schema=_event_schema())
@@ -404,18 +423,25 @@ class _Router:
             return np.arange(n, dtype=np.int64), np.zeros(n, np.int32)
         count = self.scheme.partitions
         event, keys = self.query.event_keys(batch)
-        owners = np.zeros(len(keys), np.int32)
+        owners = np.zeros(len(keys), np.int64)
         if len(keys):
-            unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-            found = np.array([self._owner(tuple(row.tolist())) for row in unique], np.int32)
+            if keys.shape[1] <= 2:  # the ids of a key in one int64: a 1-D unique
+                code = keys[:, 0].astype(np.int64) << 32
+                if keys.shape[1] == 2:
+                    code |= keys[:, 1].astype(np.int64) & 0xFFFFFFFF
+                first, inverse = np.unique(code, return_index=True, return_inverse=True)[1:]
+                unique = keys[first]
+            else:
+                unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+            found = np.array([self._owner(tuple(row.tolist())) for row in unique], np.int64)
             owners = found[inverse.reshape(-1)]
         keyed = np.zeros(n, np.bool_)
         keyed[event] = True
         keyless = np.flatnonzero(~keyed)
         event = np.concatenate([event.astype(np.int64), np.repeat(keyless, count)])
-        part = np.concatenate([owners, np.tile(np.arange(count, dtype=np.int32), len(keyless))])
-        pairs = np.unique(np.stack([event, part.astype(np.int64)], axis=1), axis=0)
-        return pairs[:, 0], pairs[:, 1].astype(np.int32)
+        part = np.concatenate([owners, np.tile(np.arange(count, dtype=np.int64), len(keyless))])
+        pairs = np.unique(event * count + part)  # sorted by event, then partition
+        return pairs // count, (pairs % count).astype(np.int32)
 
     def _owner(self, ids: tuple[int, ...]) -> int:
         found = self.owners.get(ids)
@@ -449,7 +475,6 @@ def _predicates(plan: Plan) -> frozenset[str] | None:
 
 def _event_schema() -> pa.Schema:
     """:data:`EVENT_SCHEMA` in Arrow types."""
-    ids = pa.list_(pa.int32())
     return pa.schema(
         [
             ("part", pa.int32()),
@@ -460,9 +485,7 @@ def _event_schema() -> pa.Schema:
             ("stream", pa.string()),
             ("t_start", pa.int64()),
             ("t_end", pa.int64()),
-            ("s", ids),
-            ("p", ids),
-            ("o", ids),
+            ("triples", pa.binary()),
             ("terms", pa.list_(pa.string())),
         ]
     )
@@ -574,13 +597,11 @@ class ReaderTerms:
     def batch(self, rows: pa.RecordBatch) -> TripleBatch:
         """Event rows (:data:`EVENT_SCHEMA`) as a batch in the query's ids."""
         coded = pc.dictionary_encode(rows.column("stream"))
-        triple_event = pc.list_parent_indices(rows.column("s")).to_numpy(zero_copy_only=False)
+        local, counts = _triples(rows.column("triples"))
+        triple_event = np.repeat(np.arange(rows.num_rows, dtype=np.int32), counts)
         readers = rows.column("reader").to_numpy(zero_copy_only=False)
-        base = self.base[readers][triple_event]
-        ids = [
-            self.table[base + pc.list_flatten(rows.column(name)).to_numpy(zero_copy_only=False)]
-            for name in ("s", "p", "o")
-        ]
+        base = self.base[readers][triple_event][:, None]
+        ids = self.table[base + local].T
         return TripleBatch(
             streams=tuple(coded.dictionary.to_pylist()),
             event_stream=coded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
@@ -592,3 +613,13 @@ class ReaderTerms:
             p=ids[1],
             o=ids[2],
         )
+
+
+def _triples(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The ``triples`` of event rows: their term ids [n, 3] and each row's count."""
+    _, offsets, data = column.buffers()
+    kind = np.int64 if pa.types.is_large_binary(column.type) else np.int32
+    bounds = np.frombuffer(offsets, kind)[column.offset : column.offset + len(column) + 1]
+    values = np.frombuffer(data, np.int32) if data is not None else np.zeros(0, np.int32)
+    local = values[bounds[0] // 4 : bounds[-1] // 4].reshape(-1, 3)
+    return local, np.diff(bounds) // 12
