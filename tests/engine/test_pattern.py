@@ -50,6 +50,9 @@ _PATTERNS = [
     "?s <http://example.org/p> ?o . ?s <http://example.org/q> ?o2 FILTER (?o2 > 0)",
     "?s <http://example.org/p> <http://example.org/nowhere>",
     "?s <http://example.org/q> ?o . ?o <http://example.org/p> ?o2",
+    "?o <http://example.org/p> ?s . ?o2 <http://example.org/q> ?s "
+    'FILTER (STRENDS(STR(?o), "-x") && ?o2 != <http://example.org/a>)',
+    '?s <http://example.org/p> ?o . ?s <http://example.org/q> _:b FILTER (STRSTARTS(STR(?o), "1"))',
 ]
 
 

@@ -4,25 +4,25 @@ event of the batch at once (SPAseq Def. 7, 15; SPARQL 1.1 sec. 18.2).
 A GPM whose stream part is a basic graph pattern (triple patterns over variables and
 IRIs, and FILTERs) is matched over the batch's triple rows: each triple pattern is a
 selection on its constants and repeated variables, the patterns are joined on the event
-and their shared variables, blank nodes are projected away and the solutions made a set.
-A star (one subject, constant predicates, objects met once: an event's description, the
-common case) is selected by predicate and joined on (event, subject) by sorted keys in
-numpy, its solutions distinct by construction; other patterns take Arrow's hash joins.
-GPMs whose patterns differ only in variable names share one match per batch. FILTERs that name only the pattern's variables are applied here, by compiled programs
+and their shared variables by sorted int64 keys in numpy (a star, one subject with
+constant predicates, the common case, on (event, subject)), blank nodes are projected
+away and the solutions made a set. FILTERs that name only the pattern's variables are
+applied as soon as the joins bind them, by compiled programs
 (:mod:`rsep.engine.expression`), the rows they cannot decide by the exact evaluator; the
-FILTERs that need a run's bindings stay with the automaton. A ``GRAPH`` part is matched
-once over its knowledge base and joined by term ids (Def. 15).
+FILTERs that need a run's bindings stay with the automaton. GPMs whose patterns differ
+only in variable names share one match per batch. A ``GRAPH`` part is matched once over
+its knowledge base and joined by term ids (Def. 15).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyoxigraph import Literal, NamedNode, Triple
+from pyoxigraph import Literal, Triple
 
 from rsep.algebra.events import Gpm
 from rsep.algebra.gpm import (
@@ -35,7 +35,7 @@ from rsep.algebra.gpm import (
 )
 from rsep.engine.batch import TripleBatch, batches_of
 from rsep.engine.expression import Program, compile_filter, evaluate_rows
-from rsep.engine.terms import TermDictionary
+from rsep.engine.terms import KIND_IRI, KIND_LITERAL, TermDictionary
 from rsep.lang import ast
 from rsep.lang.printer import to_sparql
 from rsep.rdf.event import Event
@@ -155,26 +155,6 @@ Columns = dict[str, np.ndarray]
 """Solutions as columns: ``event`` (int32, the event's row in the batch) and an int32
 column of term ids per variable."""
 
-Star = tuple[str, tuple[tuple[str, str], ...]]
-"""A star-shaped basic graph pattern: its one subject and its (predicate, object) arms."""
-
-
-def _star(patterns: Sequence[TriplePattern]) -> Star | None:
-    """The pattern as a star when every triple pattern has the same subject, a constant
-    predicate and, as object, a constant or a named variable met nowhere else; None
-    otherwise. Its solutions are the joins of its arms on (event, subject), and they are
-    distinct without a projection (each variable binds one position of distinct triples)."""
-    subject = patterns[0][0]
-    if subject.startswith("?_:"):
-        return None
-    seen = {subject}
-    for s, p, o in patterns:
-        if s != subject or p.startswith("?") or o in seen or o.startswith("?_:"):
-            return None
-        if o.startswith("?"):
-            seen.add(o)
-    return subject, tuple((p, o) for _, p, o in patterns)
-
 
 def _canonical(
     patterns: Sequence[TriplePattern],
@@ -196,68 +176,111 @@ def _canonical(
     return shape, {v[1:]: c[1:] for v, c in names.items() if not v.startswith("?_:")}
 
 
+Keep = Callable[[Columns, Filter], Columns]
+"""Applies a FILTER to solutions (the rows on which it is true)."""
+
+
 def _match(
     patterns: Sequence[TriplePattern],
     triples: Columns,
     dictionary: TermDictionary,
+    filters: Sequence[Filter] = (),
+    keep: Keep | None = None,
 ) -> Columns | None:
-    """The distinct solutions of a basic graph pattern (without FILTERs) over ``triples``
-    (columns ``event, s, p, o``, rows grouped by event) per event, in event order: columns
-    ``event`` and one per named variable; ``None`` when a constant never occurs (no
-    solution)."""
-    star = _star(patterns)
-    if star is not None:
-        return _match_star(star, triples, dictionary)
-    return _match_joins(patterns, triples, dictionary)
+    """The distinct solutions of a basic graph pattern over ``triples`` (columns ``event,
+    s, p, o``, rows grouped by event) per event, in event order, with ``filters`` (on the
+    pattern's variables) applied by ``keep``: columns ``event`` and one per named variable;
+    ``None`` when a constant never occurs (no solution).
+
+    Each triple pattern is a selection on its constants and repeated variables; they are
+    joined one at a time (the smallest first, then the smallest sharing a variable) on the
+    event and their shared variables by sorted int64 keys, each FILTER applied as soon as
+    its variables are bound (the solutions it removes would join to none it keeps:
+    SPARQL 1.1 sec. 17.2, a FILTER's value depends on its variables only). The solutions
+    are distinct by construction (each binds every position of distinct triples), unless
+    blank nodes are projected away, then made a set."""
+    picked: list[tuple[np.ndarray, dict[str, str]]] = []
+    for pattern in patterns:
+        chosen = _select(pattern, triples, dictionary)
+        if chosen is None:
+            return None
+        picked.append(chosen)
+    event = triples["event"]
+    rows, names = picked.pop(min(range(len(picked)), key=lambda i: len(picked[i][0])))
+    found: Columns = {"event": event[rows].astype(np.int32)}
+    found.update({v: triples[c][rows] for v, c in names.items()})
+    pending = list(filters)
+    found, pending = _filtered(found, pending, keep)
+    while picked:
+        sharing = [i for i, (_, n) in enumerate(picked) if n.keys() & found.keys()]
+        i = min(sharing or range(len(picked)), key=lambda i: len(picked[i][0]))
+        rows, names = picked.pop(i)
+        shared = [v for v in names if v in found]
+        left, right = _keys(
+            [found["event"], *(found[v] for v in shared)],
+            [event[rows], *(triples[names[v]][rows] for v in shared)],
+        )
+        li, ri = _equal_pairs(left, right)
+        found = {v: c[li] for v, c in found.items()}
+        found.update({v: triples[c][rows[ri]] for v, c in names.items() if v not in shared})
+        found, pending = _filtered(found, pending, keep)
+    if pending:
+        raise AssertionError("a FILTER on variables the pattern does not bind")
+    named = sorted(v for v in found if v != "event" and not v.startswith("_:"))
+    if len(named) + 1 < len(found):  # blank nodes projected away: a set again
+        table = np.stack([found["event"], *(found[v] for v in named)], axis=1)
+        table = np.unique(table, axis=0) if len(table) else table
+        return {"event": table[:, 0], **{v: table[:, k + 1] for k, v in enumerate(named)}}
+    return {"event": found["event"], **{v: found[v] for v in named}}
 
 
-def _match_star(star: Star, triples: Columns, dictionary: TermDictionary) -> Columns | None:
-    """A star's solutions: each arm a selection on its predicate (and constants), the arms
-    joined on (event, subject) by sorted keys, in the first arm's (event) order."""
-    subject, arms = star
-    event, s, p, o = (triples[c] for c in ("event", "s", "p", "o"))
-    fixed = -1
-    if not subject.startswith("?"):
-        fixed = dictionary.lookup(subject)
-        if fixed < 0:
-            return None
-    picked: list[np.ndarray] = []
-    for predicate, obj in arms:
-        ident = dictionary.lookup(predicate)
-        if ident < 0:
-            return None
-        mask = p == ident
-        if fixed >= 0:
-            mask &= s == fixed
-        if not obj.startswith("?"):
-            value = dictionary.lookup(obj)
-            if value < 0:
+def _select(
+    pattern: TriplePattern, triples: Columns, dictionary: TermDictionary
+) -> tuple[np.ndarray, dict[str, str]] | None:
+    """The rows of ``triples`` a triple pattern matches (its constants, and equal columns
+    where a variable repeats), and the column of each of its variables; None when a
+    constant was never met."""
+    mask: np.ndarray | None = None
+    names: dict[str, str] = {}
+    for position, column in zip(pattern, ("s", "p", "o"), strict=True):
+        if position.startswith("?"):
+            name = position[1:]
+            if name not in names:
+                names[name] = column
+                continue
+            test = triples[names[name]] == triples[column]
+        else:
+            ident = dictionary.lookup(position)
+            if ident < 0:
                 return None
-            mask &= o == value
-        picked.append(np.flatnonzero(mask))
-    keys = [(event[rows].astype(np.int64) << 32) | s[rows].astype(np.int64) for rows in picked]
-    joined = [picked[0]]
-    key = keys[0]
-    for rows, other in zip(picked[1:], keys[1:], strict=True):
-        left, right = _equal_pairs(key, other)
-        joined = [*(r[left] for r in joined), rows[right]]
-        key = key[left]
-    out: Columns = {"event": event[joined[0]].astype(np.int32)}
-    if subject.startswith("?"):
-        out[subject[1:]] = s[joined[0]]
-    for (_, obj), rows in zip(arms, joined, strict=True):
-        if obj.startswith("?"):
-            out[obj[1:]] = o[rows]
-    return out
+            test = triples[column] == ident
+        mask = test if mask is None else mask & test
+    if mask is None:
+        return np.arange(len(triples["event"])), names
+    return np.flatnonzero(mask), names
+
+
+def _filtered(
+    found: Columns, pending: list[Filter], keep: Keep | None
+) -> tuple[Columns, list[Filter]]:
+    """The solutions with the FILTERs whose variables they bind applied; those left."""
+    left = []
+    for f in pending:
+        if keep is not None and expression_variables(f.expr) <= found.keys():
+            found = keep(found, f)
+        else:
+            left.append(f)
+    return found, left
 
 
 def _equal_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every pair of positions (i, j) with ``left[i] == right[j]`` (an equi-join of two
     int64 key columns), in the order of ``left``."""
-    if len(left) == len(right) and np.array_equal(left, right):
-        every = np.arange(len(left))
+    increasing = len(right) < 2 or bool(np.all(right[1:] > right[:-1]))
+    if increasing and len(left) == len(right) and np.array_equal(left, right):
+        every = np.arange(len(left))  # the same distinct keys in the same order
         return every, every
-    if len(right) < 2 or bool(np.all(right[1:] >= right[:-1])):
+    if increasing or bool(np.all(right[1:] >= right[:-1])):
         order = np.arange(len(right))
         ordered = right
     else:
@@ -274,43 +297,6 @@ def _equal_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nd
     return hits, order[first + np.arange(len(hits))]
 
 
-def _match_joins(
-    patterns: Sequence[TriplePattern], triples: Columns, dictionary: TermDictionary
-) -> Columns | None:
-    """Any basic graph pattern: each triple pattern a selection on its constants and
-    repeated variables, joined on the event and shared variables by Arrow's hash join,
-    blank nodes projected away and the solutions made a set."""
-    table = pa.table(triples)
-    result: pa.Table | None = None
-    for pattern in patterns:
-        chosen = table
-        names: dict[str, str] = {}
-        for position, column in zip(pattern, ("s", "p", "o"), strict=True):
-            if position.startswith("?"):
-                name = position[1:]
-                if name in names:
-                    chosen = chosen.filter(pc.equal(chosen[names[name]], chosen[column]))
-                else:
-                    names[name] = column
-                continue
-            ident = dictionary.lookup(position)
-            if ident < 0:
-                return None
-            chosen = chosen.filter(pc.equal(chosen[column], pa.scalar(ident, pa.int32())))
-        selected = chosen.select(["event", *names.values()]).rename_columns(["event", *names])
-        if result is None:
-            result = selected
-            continue
-        keys = ["event", *(n for n in names if n in result.column_names)]
-        result = result.join(selected, keys=keys, join_type="inner")
-    assert result is not None  # a basic graph pattern has a triple pattern
-    named = sorted(v for v in pattern_variables(patterns) if not v.startswith("_:"))
-    found = _distinct(result.select(["event", *named]))
-    event = found["event"].to_numpy()
-    order = np.argsort(event, kind="stable")
-    return {n: found[n].to_numpy()[order] for n in found.column_names}
-
-
 def kb_table(
     compiled: CompiledGpm,
     graph: frozenset[Triple],
@@ -321,12 +307,15 @@ def kb_table(
     per named variable of the GRAPH part."""
     whole = next(batches_of([Event.point("urn:rsep:kb", 0, graph)], dictionary))
     triples = {"event": whole.triple_event, "s": whole.s, "p": whole.p, "o": whole.o}
-    found = _match(compiled.kb_patterns, triples, dictionary)
+    matcher = GraphMatcher()
+
+    def keep(found: Columns, f: Filter) -> Columns:
+        return _keep_counted(found, f, slots, dictionary, matcher)[0]
+
+    found = _match(compiled.kb_patterns, triples, dictionary, compiled.kb_local, keep)
     names = sorted(v for v in pattern_variables(compiled.kb_patterns) if not v.startswith("_:"))
     if found is None:
         return pa.table({n: pa.array([], pa.int32()) for n in names})
-    for f in compiled.kb_local:
-        found = _keep(found, f, slots, dictionary, None)
     if not names:  # one empty solution, or none
         return pa.table({"_": np.zeros(min(1, len(found["event"])), np.int32)}).select([])
     return pa.table({n: found[n] for n in names})
@@ -345,10 +334,25 @@ def solutions(
 ) -> Solutions:
     """The GPM's solutions on every event of ``stream`` in the batch, the local FILTERs
     applied and the knowledge base joined, as rows over the sequence's slots;
-    ``skeletons`` keeps the pattern's match for the other GPMs of the batch whose pattern
-    differs only in variable names (the V shape's steps match one pattern)."""
+    ``skeletons`` keeps the match of a pattern without local FILTERs for the other GPMs of
+    the batch whose pattern differs only in variable names (the V shape's steps match one
+    pattern)."""
     found: Columns
-    if compiled.patterns:
+    inexact = 0
+
+    def keep(found: Columns, f: Filter) -> Columns:
+        nonlocal inexact
+        kept, undecided = _keep_counted(found, f, slots, dictionary, matcher)
+        inexact += undecided
+        return kept
+
+    if compiled.patterns and compiled.local:  # the FILTERs pushed into the joins
+        triples = _stream_triples(batch, stream)
+        matched = _match(compiled.patterns, triples, dictionary, compiled.local, keep)
+        if matched is None:
+            return _empty(width)
+        found = matched
+    elif compiled.patterns:
         shape, renamed = _canonical(compiled.patterns)
         key = (stream, shape)
         if skeletons is None or key not in skeletons:
@@ -364,10 +368,8 @@ def solutions(
         found.update({name: table[new].to_numpy() for name, new in renamed.items()})
     else:  # a pattern of FILTERs only: one empty solution per event of the stream
         found = {"event": np.flatnonzero(batch.event_stream == stream).astype(np.int32)}
-    inexact = 0
-    for f in compiled.local:
-        found, undecided = _keep_counted(found, f, slots, dictionary, matcher)
-        inexact += undecided
+        for f in compiled.local:
+            found = keep(found, f)
     if kb is not None:
         found = _join_kb(found, kb)
     event = found["event"]
@@ -423,23 +425,6 @@ def _keys(left: Sequence[np.ndarray], right: Sequence[np.ndarray]) -> tuple[np.n
 
 def _empty(width: int) -> Solutions:
     return Solutions(np.zeros(0, np.int32), np.zeros((0, width), np.int32))
-
-
-def _distinct(table: pa.Table) -> pa.Table:
-    """The rows as a set (SPARQL's solutions as SPAseq's sets of mappings)."""
-    if table.num_rows == 0 or not table.column_names:
-        return table.slice(0, min(table.num_rows, 1))
-    return table.group_by(table.column_names, use_threads=False).aggregate([])
-
-
-def _keep(
-    found: Columns,
-    f: Filter,
-    slots: Mapping[str, int],
-    dictionary: TermDictionary,
-    matcher: GraphMatcher | None,
-) -> Columns:
-    return _keep_counted(found, f, slots, dictionary, matcher or GraphMatcher())[0]
 
 
 def _keep_counted(
@@ -530,13 +515,31 @@ def _string_test(expr: ast.Expr) -> tuple[str, str, str] | None:
 def _string_verdicts(
     ids: np.ndarray, test: tuple[str, str, str], dictionary: TermDictionary
 ) -> np.ndarray:
-    """The test on each row's term: ``STR`` of an IRI is the IRI, of a literal its lexical
-    form; of a blank node or triple term an error (false)."""
+    """The test on each row's term: ``STR`` of an IRI is the IRI (its N-Triples text
+    without the angle brackets, cut by Arrow), of a literal its lexical form; of a blank
+    node or triple term an error (false)."""
     distinct, inverse = np.unique(ids, return_inverse=True)
-    texts: list[str | None] = []
-    for ident in distinct.tolist():
-        node = dictionary.node(ident)
-        texts.append(node.value if isinstance(node, NamedNode | Literal) else None)
-    found = _STRING_TESTS[test[0]](pa.array(texts, pa.string()), test[2])
-    verdicts = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
-    return np.asarray(verdicts[inverse.reshape(-1)], bool)
+    kind = dictionary.values.kind[distinct]
+    verdicts = np.zeros(len(distinct), bool)
+    iris = np.flatnonzero(kind == KIND_IRI)
+    literals = np.flatnonzero(kind == KIND_LITERAL)
+    for where, texts in (
+        (
+            iris,
+            pc.utf8_slice_codeunits(pa.array(dictionary.texts(distinct[iris]), pa.string()), 1, -1),
+        ),
+        (
+            literals,
+            pa.array([_lexical(n) for n in dictionary.nodes(distinct[literals])], pa.string()),
+        ),
+    ):
+        if len(where):
+            found = _STRING_TESTS[test[0]](texts, test[2])
+            verdicts[where] = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+    return verdicts[inverse.reshape(-1)]
+
+
+def _lexical(node: object) -> str:
+    """A literal's lexical form."""
+    assert isinstance(node, Literal)
+    return node.value
