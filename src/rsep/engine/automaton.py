@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rsep.engine.expression import evaluate
+from rsep.engine.expression import evaluate_with
 
 __all__ = [
     "ANY",
@@ -95,74 +95,26 @@ def _grow(values: np.ndarray, need: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _extend(
-    mu: np.ndarray,
-    solution: np.ndarray,
-    bind: np.ndarray,
-    stored: np.ndarray,
-    out: np.ndarray,
-) -> bool:
-    """``μ ∪ s`` into ``out`` when compatible on the variables the step binds (SPARQL
-    1.1 sec. 18.3; a bound term matches a pattern by its stored form)."""
-    out[:] = mu
-    for i in range(bind.shape[0]):
-        slot = bind[i]
-        value = solution[slot]
-        if value < 0:
-            continue
-        have = mu[slot]
-        if have < 0:
-            out[slot] = value
-        elif stored[have] != stored[value]:
-            return False
-    return True
+def _grow1(values: np.ndarray, need: int) -> np.ndarray:
+    """``values`` (one axis) with room for ``need`` entries (doubling)."""
+    if need <= values.shape[0]:
+        return values
+    out = np.empty(max(need, 2 * values.shape[0], 64), values.dtype)
+    out[: values.shape[0]] = values
+    return out
 
 
-@njit(cache=True)
-def _filters_hold(
-    merged: np.ndarray,
-    mu: np.ndarray,
-    lo: int,
-    hi: int,
-    f_lo: np.ndarray,
-    f_hi: np.ndarray,
-    f_mask: np.ndarray,
-    f_nmask: np.ndarray,
-    ops: np.ndarray,
-    args: np.ndarray,
-    kind: np.ndarray,
-    numeric: np.ndarray,
-    number: np.ndarray,
-    exact: np.ndarray,
-    scratch: np.ndarray,
-) -> int:
-    """1 when every FILTER ``lo..hi`` holds on ``merged``, 0 when one does not, 2 when a
-    program cannot decide (the caller then takes the exact path). A FILTER of the event
-    part does not see the knowledge base's variables the run does not bind (SPAseq Def.
-    15: the event's pattern is matched before the join)."""
-    for f in range(lo, hi):
-        scratch[:] = merged
-        for m in range(f_nmask[f]):
-            slot = f_mask[f, m]
-            if mu[slot] < 0:
-                scratch[slot] = -1
-        result = evaluate(
-            ops[f_lo[f] : f_hi[f]],
-            args[f_lo[f] : f_hi[f]],
-            scratch,
-            kind,
-            numeric,
-            number,
-            exact,
-        )
-        if result == 2:
-            return 2
-        if result != 1:
-            return 0
-    return 1
+@njit(cache=True, inline="always")
+def _copy(src: np.ndarray, a: int, dst: np.ndarray, b: int, count: int) -> None:
+    """Rows ``a..a+count`` of ``src`` to rows ``b..`` of ``dst``, column by column (no
+    array view, whose reference count would cost more than the copy); rows only move
+    down when ``src`` is ``dst``."""
+    for r in range(count):
+        for k in range(src.shape[1]):
+            dst[b + r, k] = src[a + r, k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_run(
     runs: np.ndarray,
     n_g: int,
@@ -173,10 +125,10 @@ def _add_run(
     t: int,
     first: int,
     count: int,
-) -> tuple[np.ndarray, int]:
-    """A new run like ``parent`` at ``step`` over rows ``first..first+count``."""
-    runs = _grow(runs, n_g + 1)
-    runs[n_g] = runs[parent]
+) -> int:
+    """A new run like ``parent`` at ``step`` over rows ``first..first+count`` (``runs``
+    has room for it)."""
+    _copy(runs, parent, runs, n_g, 1)
     runs[n_g, STEP] = step
     runs[n_g, ITERATE] = iterate
     runs[n_g, T1] = t1
@@ -184,22 +136,7 @@ def _add_run(
     runs[n_g, ROW_START] = first
     runs[n_g, ROW_COUNT] = count
     runs[n_g, ALIVE] = 1
-    return runs, n_g + 1
-
-
-@njit(cache=True)
-def _compatible(a: np.ndarray, b: np.ndarray, stored: np.ndarray, out: np.ndarray) -> bool:
-    """``a ∪ b`` into ``out`` when they agree where both are bound (stored forms)."""
-    for k in range(a.shape[0]):
-        x = a[k]
-        y = b[k]
-        if x < 0:
-            out[k] = y
-        else:
-            out[k] = x
-            if y >= 0 and stored[x] != stored[y]:
-                return False
-    return True
+    return n_g + 1
 
 
 @njit(cache=True)
@@ -209,6 +146,36 @@ def _same_rows_two(rows: np.ndarray, a: int, other: np.ndarray, b: int) -> bool:
         if rows[a, k] != other[b, k]:
             return False
     return True
+
+
+@njit(cache=True)
+def _compact(runs: np.ndarray, n_g: int, rows: np.ndarray, n_r: int) -> tuple[int, int]:
+    """The live runs moved to the front, their rows too, in place (a run's rows are a
+    range of the pool laid out in the order of the runs, shared by the two runs a Kleene+
+    hit leaves, so rows only move down); the new counts of runs and rows."""
+    w = 0
+    nr = 0
+    source = -1  # the last range moved: where it was and where it went
+    target = -1
+    for g in range(n_g):
+        if runs[g, ALIVE] == 0:
+            continue
+        start = runs[g, ROW_START]
+        count = runs[g, ROW_COUNT]
+        if start == source:
+            runs[g, ROW_START] = target
+        else:
+            if start != nr:
+                for r in range(count):
+                    _copy(rows, start + r, rows, nr + r, 1)
+            source = start
+            target = nr
+            runs[g, ROW_START] = nr
+            nr += count
+        if w != g:
+            _copy(runs, g, runs, w, 1)
+        w += 1
+    return w, nr
 
 
 @njit(cache=True)
@@ -256,7 +223,11 @@ def run_partitions(
     operand a GPM with its solutions (``sol_ptr[gpm, event]``) and deferred FILTERs.
     Returns the matches (mapping rows; ``t1, t2, partition`` per row), the runs carried
     out and their rows, a status (:data:`STATUS_OK`, or why it stopped) and the partition
-    it stopped in."""
+    it stopped in.
+
+    Array views and calls that take arrays are kept out of the loops over runs and
+    solutions (each costs atomic reference counts), and buffers grow before a run's step
+    to a bound of what it can add."""
     n_steps = step_op_lo.shape[0]
     width = sol.shape[1]
     matches = np.empty((64, width), np.int32)
@@ -270,10 +241,19 @@ def run_partitions(
     rows = np.empty((256, width), np.int32)
     merged = np.empty(width, np.int32)
     scratch = np.empty(width, np.int32)
-    # a conjunction's candidates (operand, event, row) and combinations (events, row)
+    longest = 1
+    for f in range(f_lo.shape[0]):
+        longest = max(longest, f_hi[f] - f_lo[f])
+    ints = np.empty((longest, 4), np.int64)  # the FILTER programs' stack
+    floats = np.empty((longest, 4), np.float64)
+    hit_bounds = np.empty(64, np.int64)  # the hits of one run: rows lo, hi in the pool
+    # a step's candidates: the mapping, and its operand, event and run row
     cand = np.empty((64, width), np.int32)
-    cand_op = np.empty((64, 2), np.int64)
+    cand_of = np.empty((64, 3), np.int64)
+    order = np.empty(64, np.int64)  # a conjunction's candidates by run row
+    # a conjunction's combinations (mapping, set of events)
     combo = np.empty((64, width), np.int32)
+    done = np.empty(64, np.bool_)
     most = 1
     for j in range(n_steps):
         most = max(most, step_op_hi[j] - step_op_lo[j])
@@ -294,11 +274,13 @@ def run_partitions(
         n_r = 0
         while ci < n_c and carried[ci, PART] == q:  # its carried runs
             count = carried[ci, ROW_COUNT]
-            runs = _grow(runs, n_g + 1)
-            rows = _grow(rows, n_r + count)
+            if n_g + 1 > runs.shape[0]:
+                runs = _grow(runs, n_g + 1)
+            if n_r + count > rows.shape[0]:
+                rows = _grow(rows, n_r + count)
             start = carried[ci, ROW_START]
-            rows[n_r : n_r + count] = carried_rows[start : start + count]
-            runs[n_g] = carried[ci]
+            _copy(carried_rows, start, rows, n_r, count)
+            _copy(carried, ci, runs, n_g, 1)
             runs[n_g, ROW_START] = n_r
             n_r += count
             n_g += 1
@@ -311,12 +293,14 @@ def run_partitions(
             # a start run waits on this instant when a window holds it: the window that
             # goes on after it (a run of the one ending at t could take nothing later)
             if within < 0 or t >= t0:
-                runs = _grow(runs, n_g + 1)
-                rows = _grow(rows, n_r + 1)
-                rows[n_r] = part_start[q]
+                if n_g + 1 > runs.shape[0]:
+                    runs = _grow(runs, n_g + 1)
+                if n_r + 1 > rows.shape[0]:
+                    rows = _grow(rows, n_r + 1)
+                _copy(part_start, q, rows, n_r, 1)
                 runs[n_g, PART] = q
                 runs[n_g, END] = NO_END if within < 0 else t0 + ((t - t0) // within + 1) * within
-                runs, n_g = _add_run(runs, n_g, n_g, 0, 0, -1, t, n_r, 1)
+                n_g = _add_run(runs, n_g, n_g, 0, 0, -1, t, n_r, 1)
                 n_r += 1
             before = n_g
             for g in range(before):
@@ -329,139 +313,177 @@ def run_partitions(
                 first_time = t if runs[g, T1] < 0 else runs[g, T1]
                 r_lo = runs[g, ROW_START]
                 r_hi = r_lo + runs[g, ROW_COUNT]
-                took = False
-                # the hits: ranges of new rows (hit_lo..hit_hi) in the pool
-                n_hits = 0
-                hit_bounds = np.empty(0, np.int64)
-                if not step_conj[step]:
-                    bounds = np.empty(2 * (step_op_hi[step] - step_op_lo[step]) * (j - i), np.int64)
-                    for o in range(step_op_lo[step], step_op_hi[step]):
-                        gi = op_gpm[o]
-                        bind = gpm_bind[gi, : gpm_nbind[gi]]
-                        for k in range(i, j):
-                            e = pe_event[k]
-                            if ev_stream[e] != op_stream[o]:
-                                continue
-                            first = n_r
-                            for r in range(r_lo, r_hi):
-                                for s in range(sol_ptr[gi, e], sol_ptr[gi, e + 1]):
-                                    if not _extend(rows[r], sol[s], bind, stored, merged):
+                o_lo = step_op_lo[step]
+                o_hi = step_op_hi[step]
+                # room for every candidate the step can give (run rows x solutions)
+                most_rows = 0
+                for o in range(o_lo, o_hi):
+                    for k in range(i, j):
+                        e = pe_event[k]
+                        if ev_stream[e] == op_stream[o]:
+                            most_rows += sol_ptr[op_gpm[o], e + 1] - sol_ptr[op_gpm[o], e]
+                most_rows *= r_hi - r_lo
+                if most_rows > cand.shape[0]:
+                    cand = _grow(cand, most_rows)
+                    cand_of = _grow(cand_of, most_rows)
+                    order = _grow1(order, most_rows)
+                # the candidates: each solution of an operand on an event of the instant
+                # that extends a mapping of the run, compatible on the variables it binds
+                # (SPARQL 1.1 sec. 18.3, stored forms), its deferred FILTERs holding under
+                # the run (Def. 7; the knowledge base's variables the run does not bind
+                # are hidden from them, Def. 15)
+                n_cand = 0
+                for o in range(o_lo, o_hi):
+                    gi = op_gpm[o]
+                    for k in range(i, j):
+                        e = pe_event[k]
+                        if ev_stream[e] != op_stream[o]:
+                            continue
+                        for r in range(r_lo, r_hi):
+                            for s in range(sol_ptr[gi, e], sol_ptr[gi, e + 1]):
+                                fits = True
+                                for z in range(width):
+                                    merged[z] = rows[r, z]
+                                for b in range(gpm_nbind[gi]):
+                                    slot = gpm_bind[gi, b]
+                                    value = sol[s, slot]
+                                    if value < 0:
                                         continue
-                                    verdict = _filters_hold(
-                                        merged,
-                                        rows[r],
-                                        gpm_f_lo[gi],
-                                        gpm_f_hi[gi],
-                                        f_lo,
-                                        f_hi,
-                                        f_mask,
-                                        f_nmask,
-                                        ops,
-                                        args,
-                                        kind,
-                                        numeric,
-                                        number,
-                                        exact,
-                                        scratch,
-                                    )
-                                    if verdict == 2:
-                                        status = STATUS_UNDECIDED
-                                        stopped = q
-                                    if verdict != 1:
-                                        continue
-                                    rows = _grow(rows, n_r + 1)
-                                    rows[n_r] = merged
-                                    n_r += 1
-                            if n_r > first:
-                                bounds[2 * n_hits] = first
-                                bounds[2 * n_hits + 1] = n_r
-                                n_hits += 1
-                    hit_bounds = bounds
-                else:
-                    n_ops = step_op_hi[step] - step_op_lo[step]
-                    n_combo = 0
-                    for r in range(r_lo, r_hi):
-                        n_cand = 0
-                        for o in range(step_op_lo[step], step_op_hi[step]):
-                            gi = op_gpm[o]
-                            bind = gpm_bind[gi, : gpm_nbind[gi]]
-                            for k in range(i, j):
-                                e = pe_event[k]
-                                if ev_stream[e] != op_stream[o]:
+                                    have = rows[r, slot]
+                                    if have < 0:
+                                        merged[slot] = value
+                                    elif stored[have] != stored[value]:
+                                        fits = False
+                                        break
+                                if not fits:
                                     continue
-                                for s in range(sol_ptr[gi, e], sol_ptr[gi, e + 1]):
-                                    if not _extend(rows[r], sol[s], bind, stored, merged):
-                                        continue
-                                    verdict = _filters_hold(
-                                        merged,
-                                        rows[r],
-                                        gpm_f_lo[gi],
-                                        gpm_f_hi[gi],
-                                        f_lo,
-                                        f_hi,
-                                        f_mask,
-                                        f_nmask,
-                                        ops,
-                                        args,
+                                verdict = 1
+                                for f in range(gpm_f_lo[gi], gpm_f_hi[gi]):
+                                    for z in range(width):
+                                        scratch[z] = merged[z]
+                                    for m in range(f_nmask[f]):
+                                        if rows[r, f_mask[f, m]] < 0:
+                                            scratch[f_mask[f, m]] = -1
+                                    verdict = evaluate_with(
+                                        ops[f_lo[f] : f_hi[f]],
+                                        args[f_lo[f] : f_hi[f]],
+                                        scratch,
                                         kind,
                                         numeric,
                                         number,
                                         exact,
-                                        scratch,
+                                        ints,
+                                        floats,
                                     )
-                                    if verdict == 2:
-                                        status = STATUS_UNDECIDED
-                                        stopped = q
                                     if verdict != 1:
-                                        continue
-                                    cand = _grow(cand, n_cand + 1)
-                                    cand_op = _grow(cand_op, n_cand + 1)
-                                    cand[n_cand] = merged
-                                    cand_op[n_cand, 0] = o - step_op_lo[step]
-                                    cand_op[n_cand, 1] = e
-                                    n_cand += 1
-                        # every combination of one candidate per operand (Def. 8)
+                                        break
+                                if verdict == 2:
+                                    status = STATUS_UNDECIDED
+                                    stopped = q
+                                if verdict != 1:
+                                    continue
+                                for z in range(width):
+                                    cand[n_cand, z] = merged[z]
+                                cand_of[n_cand, 0] = o - o_lo
+                                cand_of[n_cand, 1] = e
+                                cand_of[n_cand, 2] = r
+                                n_cand += 1
+                n_hits = 0
+                if not step_conj[step]:  # one hit per operand and event (Defs. 7, 9)
+                    if n_r + n_cand > rows.shape[0]:
+                        rows = _grow(rows, n_r + n_cand)
+                    if 2 * n_cand > hit_bounds.shape[0]:
+                        hit_bounds = _grow1(hit_bounds, 2 * n_cand)
+                    for c in range(n_cand):
+                        if (
+                            c == 0
+                            or cand_of[c, 0] != cand_of[c - 1, 0]
+                            or (cand_of[c, 1] != cand_of[c - 1, 1])
+                        ):
+                            hit_bounds[2 * n_hits] = n_r
+                            n_hits += 1
+                        _copy(cand, c, rows, n_r, 1)
+                        n_r += 1
+                        hit_bounds[2 * n_hits - 1] = n_r
+                else:  # one hit per set of events (Def. 8)
+                    n_ops = o_hi - o_lo
+                    n_combo = 0
+                    # the candidates by run row (stable: operand, event, solution)
+                    n_at = 0
+                    for r in range(r_lo, r_hi):
+                        for c in range(n_cand):
+                            if cand_of[c, 2] == r:
+                                order[n_at] = c
+                                n_at += 1
+                    lo = 0
+                    while lo < n_cand:
+                        hi = lo
+                        while hi < n_cand and cand_of[order[hi], 2] == cand_of[order[lo], 2]:
+                            hi += 1
+                        # every combination of one candidate per operand
                         for x in range(n_ops):
-                            choice[x] = -1
+                            choice[x] = lo - 1
                         x = 0
                         while x >= 0:
                             c = choice[x] + 1
-                            while c < n_cand and cand_op[c, 0] != x:
+                            while c < hi and cand_of[order[c], 0] != x:
                                 c += 1
-                            if c >= n_cand:
-                                choice[x] = -1
+                            if c >= hi:
+                                choice[x] = lo - 1
                                 x -= 1
                                 continue
                             choice[x] = c
                             if x + 1 < n_ops:
                                 x += 1
                                 continue
-                            scratch[:] = cand[choice[0]]
+                            for z in range(width):
+                                scratch[z] = cand[order[choice[0]], z]
                             fits = True
                             for y in range(1, n_ops):
-                                if not _compatible(scratch, cand[choice[y]], stored, merged):
-                                    fits = False
+                                other = order[choice[y]]
+                                for z in range(width):
+                                    a_z = scratch[z]
+                                    b_z = cand[other, z]
+                                    if a_z < 0:
+                                        scratch[z] = b_z
+                                    elif b_z >= 0 and stored[a_z] != stored[b_z]:
+                                        fits = False
+                                        break
+                                if not fits:
                                     break
-                                scratch[:] = merged
                             if not fits:
                                 continue
-                            combo = _grow(combo, n_combo + 1)
-                            combo_key = _grow(combo_key, n_combo + 1)
-                            combo[n_combo] = scratch
+                            if n_combo + 1 > combo.shape[0]:
+                                combo = _grow(combo, n_combo + 1)
+                                combo_key = _grow(combo_key, n_combo + 1)
+                            for z in range(width):
+                                combo[n_combo, z] = scratch[z]
                             # the set of events, sorted, repeated ones as -1 at the end
                             for y in range(n_ops):
-                                combo_key[n_combo, y] = cand_op[choice[y], 1]
-                            combo_key[n_combo, :n_ops].sort()
+                                combo_key[n_combo, y] = cand_of[order[choice[y]], 1]
+                            for y in range(1, n_ops):  # insertion sort (few operands)
+                                z = y
+                                while z > 0 and combo_key[n_combo, z - 1] > combo_key[n_combo, z]:
+                                    swap = combo_key[n_combo, z]
+                                    combo_key[n_combo, z] = combo_key[n_combo, z - 1]
+                                    combo_key[n_combo, z - 1] = swap
+                                    z -= 1
                             for y in range(n_ops - 1, 0, -1):
                                 if combo_key[n_combo, y] == combo_key[n_combo, y - 1]:
-                                    combo_key[n_combo, y : n_ops - 1] = combo_key[
-                                        n_combo, y + 1 : n_ops
-                                    ].copy()
+                                    for z in range(y, n_ops - 1):
+                                        combo_key[n_combo, z] = combo_key[n_combo, z + 1]
                                     combo_key[n_combo, n_ops - 1] = -1
                             n_combo += 1
+                        lo = hi
                     # one hit per set of events, its mappings a set
-                    bounds = np.empty(2 * n_combo, np.int64)
-                    done = np.zeros(n_combo, np.bool_)
+                    if n_combo > done.shape[0]:
+                        done = _grow1(done, n_combo)
+                    if n_r + n_combo > rows.shape[0]:
+                        rows = _grow(rows, n_r + n_combo)
+                    if 2 * n_combo > hit_bounds.shape[0]:
+                        hit_bounds = _grow1(hit_bounds, 2 * n_combo)
+                    for a in range(n_combo):
+                        done[a] = False
                     for a in range(n_combo):
                         if done[a]:
                             continue
@@ -483,32 +505,31 @@ def run_partitions(
                                     known = True
                                     break
                             if not known:
-                                rows = _grow(rows, n_r + 1)
-                                rows[n_r] = combo[b]
+                                _copy(combo, b, rows, n_r, 1)
                                 n_r += 1
-                        bounds[2 * n_hits] = first
-                        bounds[2 * n_hits + 1] = n_r
+                        hit_bounds[2 * n_hits] = first
+                        hit_bounds[2 * n_hits + 1] = n_r
                         n_hits += 1
-                    hit_bounds = bounds
+                if n_g + 2 * n_hits > runs.shape[0]:
+                    runs = _grow(runs, n_g + 2 * n_hits)
+                if n_hits and n_m + n_r - hit_bounds[0] > matches.shape[0]:
+                    matches = _grow(matches, n_m + n_r - hit_bounds[0])
+                    times = _grow(times, n_m + n_r - hit_bounds[0])
                 for h in range(n_hits):
                     first = hit_bounds[2 * h]
                     last = hit_bounds[2 * h + 1]
-                    took = True
                     if step_kleene[step]:  # it may take the step again
-                        runs, n_g = _add_run(
-                            runs, n_g, g, step, 1, first_time, t, first, last - first
-                        )
+                        n_g = _add_run(runs, n_g, g, step, 1, first_time, t, first, last - first)
                     if step + 1 == n_steps:  # a match: its mappings, t1 and t2
-                        count = last - first
-                        matches = _grow(matches, n_m + count)
-                        times = _grow(times, n_m + count)
-                        matches[n_m : n_m + count] = rows[first:last]
-                        times[n_m : n_m + count, 0] = first_time
-                        times[n_m : n_m + count, 1] = t
-                        times[n_m : n_m + count, 2] = q
-                        n_m += count
+                        for r in range(first, last):
+                            for z in range(width):
+                                matches[n_m, z] = rows[r, z]
+                            times[n_m, 0] = first_time
+                            times[n_m, 1] = t
+                            times[n_m, 2] = q
+                            n_m += 1
                     else:  # a run that waits for the next step
-                        runs, n_g = _add_run(
+                        n_g = _add_run(
                             runs, n_g, g, step + 1, 0, first_time, t, first, last - first
                         )
                 if runs[g, T1] < 0:
@@ -517,35 +538,12 @@ def run_partitions(
                     strategy = step_again[step]
                 else:
                     strategy = step_strategy[step]
-                if strategy == STRICT or (strategy == NEXT and took):
+                if strategy == STRICT or (strategy == NEXT and n_hits > 0):
                     runs[g, ALIVE] = 0
-            # compact the runs and their rows
-            live = 0
-            live_rows = 0
-            for g in range(n_g):
-                if runs[g, ALIVE]:
-                    live += 1
-                    live_rows += runs[g, ROW_COUNT]
-            if live > max_runs:
+            n_g, n_r = _compact(runs, n_g, rows, n_r)
+            if n_g > max_runs:
                 status = STATUS_TOO_MANY_RUNS
                 stopped = q
-            if live < n_g or n_r > 2 * live_rows + 1024:
-                kept = np.empty((max(live_rows, 256), width), np.int32)
-                w = 0
-                nr = 0
-                for g in range(n_g):
-                    if runs[g, ALIVE] == 0:
-                        continue
-                    count = runs[g, ROW_COUNT]
-                    start = runs[g, ROW_START]
-                    kept[nr : nr + count] = rows[start : start + count]
-                    runs[w] = runs[g]
-                    runs[w, ROW_START] = nr
-                    nr += count
-                    w += 1
-                n_g = w
-                n_r = nr
-                rows = kept
             i = j
         # carry the partition's runs out (those whose window can still take an instant)
         for g in range(n_g):
@@ -553,10 +551,12 @@ def run_partitions(
                 continue
             count = runs[g, ROW_COUNT]
             start = runs[g, ROW_START]
-            out = _grow(out, n_o + 1)
-            out_rows = _grow(out_rows, n_or + count)
-            out_rows[n_or : n_or + count] = rows[start : start + count]
-            out[n_o] = runs[g]
+            if n_o + 1 > out.shape[0]:
+                out = _grow(out, n_o + 1)
+            if n_or + count > out_rows.shape[0]:
+                out_rows = _grow(out_rows, n_or + count)
+            _copy(rows, start, out_rows, n_or, count)
+            _copy(runs, g, out, n_o, 1)
             out[n_o, ROW_START] = n_or
             n_or += count
             n_o += 1

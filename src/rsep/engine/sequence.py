@@ -665,23 +665,29 @@ class SequenceQuery:
         order = np.lexsort((pe_event, chunk.time[pe_event], pe_part))
         pe_event, pe_part = pe_event[order], pe_part[order]
         n = len(chunk.time)
+        # events renumbered in the order the kernel meets them (partition by partition), so
+        # that it reads the solution tables front to back
+        rank, seen = _first_seen(pe_event, n)
+        pe_event = rank[pe_event]
+        ev_time = chunk.time[seen]
+        ev_stream = chunk.stream[seen]
         ptr = np.zeros((len(found), n + 1), np.int64)
         offset = 0
+        tables = []
         for j, s in enumerate(found):
-            counts = np.bincount(s.event, minlength=n)
+            event = rank[s.event]
+            by_event = np.argsort(event, kind="stable")
+            tables.append(s.rows[by_event])
+            counts = np.bincount(event, minlength=n)
             ptr[j, 1:] = np.cumsum(counts) + offset
             ptr[j, 0] = offset
             offset += len(s.event)
-        sol = (
-            np.concatenate([s.rows for s in found])
-            if offset
-            else np.zeros((0, self.width), np.int32)
-        )
+        sol = np.concatenate(tables) if offset else np.zeros((0, self.width), np.int32)
         stored = self._stored()
         values = self.dictionary.values
         out = automaton.run_partitions(
-            chunk.time,
-            chunk.stream,
+            ev_time,
+            ev_stream,
             pe_event,
             pe_part,
             self.step_op_lo,
@@ -884,3 +890,17 @@ def _reorder(chunk: _Chunk, order: np.ndarray) -> _Chunk:
         chunk.p[t_order],
         chunk.o[t_order],
     )
+
+
+def _first_seen(events: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """A renumbering of ``n`` events in the order of their first appearance in
+    ``events`` (the others after them): each event's new number, and the events in the
+    new order."""
+    _, first = np.unique(events, return_index=True)
+    met = events[np.sort(first)]
+    missing = np.ones(n, bool)
+    missing[met] = False
+    seen = np.concatenate([met, np.flatnonzero(missing)]).astype(np.int64)
+    rank = np.empty(n, np.int32)
+    rank[seen] = np.arange(n, dtype=np.int32)
+    return rank, seen
