@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from pyoxigraph import Literal
 
 from rsep.cli import main as cli
 from rsep.rdf.event import Event
@@ -28,7 +29,11 @@ def convert(mapping: str, source: Path, output: Path) -> list[Event]:
 
 
 def values(event: Event, predicate: str) -> list[str]:
-    return [str(t.object.value) for t in event.graph if str(t.predicate) == f"<{predicate}>"]
+    return [
+        t.object.value
+        for t in event.graph
+        if str(t.predicate) == f"<{predicate}>" and isinstance(t.object, Literal)
+    ]
 
 
 def test_generated_bars_convert_with_nasdaq_bars(spark: SparkSession, tmp_path: Path) -> None:
@@ -41,10 +46,10 @@ def test_generated_bars_convert_with_nasdaq_bars(spark: SparkSession, tmp_path: 
     assert {e.stream for e in events} == {"http://example.org/stream/nasdaq"}
     assert [e.t_start for e in events] == sorted(e.t_start for e in events)
     found = sorted(
-        (str(t.subject), float(str(t.object.value)))
+        (str(t.subject), float(t.object.value))
         for e in events
         for t in e.graph
-        if str(t.predicate) == "<http://example/price>"
+        if str(t.predicate) == "<http://example/price>" and isinstance(t.object, Literal)
     )
     assert found == sorted((f"<http://example/company#{f[0]}>", float(f[5])) for f in lines)
     assert all(subject.startswith("<http://example/company#SYN") for subject, _ in found)

@@ -9,6 +9,8 @@ import re
 import statistics
 from pathlib import Path
 
+from pyoxigraph import Literal
+
 from rsep.rdf.formats import read_events
 from rsep.workloads import SYNTHETIC, card_transactions, write_card_stream
 from rsep.workloads.creditcard import BURST_COUNTS, CARD_IDS, CARD_NAMESPACE
@@ -68,6 +70,9 @@ def test_card_stream_is_read_as_spaseq_events(tmp_path: Path) -> None:
     subjects = {str(t.subject) for e in read for t in e.graph}
     assert all(s.startswith(f"<{CARD_NAMESPACE}") for s in subjects)
     amounts = [
-        float(str(t.object.value)) for e in read for t in e.graph if "amount" in str(t.predicate)
+        float(t.object.value)
+        for e in read
+        for t in e.graph
+        if "amount" in str(t.predicate) and isinstance(t.object, Literal)
     ]
     assert amounts == [amount for _, amount in events(50, 1)]
