@@ -5,13 +5,14 @@ count only the cases with a non-empty answer, and never a refusal as agreement).
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from driving import FAST, SLOW, canonical, oracle
+from driving import FAST, SLOW, Driver, canonical, feed, oracle
 from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
@@ -218,9 +219,26 @@ def price_streams(draw: st.DrawFn) -> tuple[tuple[str, ...], list[Event]]:
     return streams, sorted(events, key=lambda e: e.t_end)
 
 
+def incremental(plan: Plan, events: Sequence[Event], data: st.DataObject) -> list[Result]:
+    """The columnar engine's results fed as a live query: batches of 1, 7 or every event,
+    the watermark moved now and then (up to just before the next event), the query
+    pickled and read back after some batches (as Spark keeps it between micro-batches)."""
+    ordered = sorted(events, key=lambda e: e.t_end)
+    size = data.draw(st.sampled_from([1, 7, max(1, len(ordered))]), label="batch")
+    advances = data.draw(st.lists(st.sampled_from([None, 0.0, 0.5, 1.0]), max_size=16))
+    pickles = data.draw(st.lists(st.booleans(), max_size=4))
+    driver = Driver((size,), tuple(advances), tuple(pickles))
+    return feed(SequenceQuery(plan), ordered, driver)[0]
+
+
+def as_json(results: Sequence[Result]) -> list[object]:
+    return [r.to_json() for r in results]
+
+
 def differential(family: str, data: st.DataObject) -> None:
-    """On a generated case the columnar engine equals the oracle; a case the oracle
-    refuses must be refused too, and is not counted as agreement."""
+    """On a generated case the columnar engine equals the oracle, and fed incrementally
+    it gives the results of :meth:`SequenceQuery.run`, in the same order; a case the
+    oracle refuses must be refused too, and is not counted as agreement."""
     streams, events = data.draw(price_streams())
     plan = data.draw(sequences(streams, family))
     assert columnar_reason(plan) is None
@@ -232,8 +250,10 @@ def differential(family: str, data: st.DataObject) -> None:
         return
     TRIED[family] += 1
     batch = data.draw(st.integers(1, 6))
-    found = canonical(columnar(plan, events, batch=batch))
+    results = columnar(plan, events, batch=batch)
+    found = canonical(results)
     assert found == expected, f"columnar {found}\noracle {expected}"
+    assert as_json(incremental(plan, events, data)) == as_json(results)
     if expected:
         SEEN[family] += 1
 
@@ -284,27 +304,73 @@ def _events(t: int, stock: int, price: int) -> list[Event]:
     return [Event.point(U1, t, [_triple(stock, price)])]
 
 
+FORMS: list[tuple[QueryForm, dict[str, object]]] = [
+    (Select(("s",), distinct=True), {}),
+    (Select(("s",)), {}),
+    (Select(("p1", "d"), expressions=(("d", "?p3 - ?p1"),)), {}),
+    (Construct(f"?s <{EX}rise> ?p3 ."), {}),
+    (Construct(f"?s <{EX}rise> ?p3 ."), {"output.empty": True}),
+    (Ask(), {}),
+    (Select(), {"r2s": "rstream"}),
+    (Select(("s",), distinct=True), {"r2s": "rstream"}),
+    (Select(), {"r2s": "dstream"}),
+]
+"""Every query form and streaming operator, with the parameters that change them."""
+
+
 def test_query_forms_and_streaming_operators() -> None:
     """SELECT with projection, expressions and DISTINCT; CONSTRUCT; ASK; RStream and
     DStream; output.empty: as the oracle formats them (SELECT under IStream column-wise,
     the others through the per-instant Output)."""
     events = prices(5, 3, 8, 6, 9, 2, 7, 7)
     pattern = Seq.of(A, NEXT, C_ABOVE)
-    forms: list[tuple[QueryForm, dict[str, object]]] = [
-        (Select(("s",), distinct=True), {}),
-        (Select(("s",)), {}),
-        (Select(("p1", "d"), expressions=(("d", "?p3 - ?p1"),)), {}),
-        (Construct(f"?s <{EX}rise> ?p3 ."), {}),
-        (Construct(f"?s <{EX}rise> ?p3 ."), {"output.empty": True}),
-        (Ask(), {}),
-        (Select(), {"r2s": "rstream"}),
-        (Select(("s",), distinct=True), {"r2s": "rstream"}),
-        (Select(), {"r2s": "dstream"}),
-    ]
-    for form, values in forms:
+    for form, values in FORMS:
         plan = replace(plan_of(pattern, (PRICES,), **values), form=form)
         for size in (1, 3):
             same(plan, events, size)
+
+
+@FAST
+@given(data=st.data())
+def test_incremental_query_forms(data: st.DataObject) -> None:
+    """Every query form and streaming operator (SELECT with expressions, CONSTRUCT with
+    and without empty output, ASK, RStream, DStream), fed incrementally in batches of 1, 7
+    or everything with watermarks and pickling: the results of run, in order, and the
+    oracle's."""
+    streams, events = data.draw(price_streams())
+    strategy = data.draw(st.sampled_from(list(Strategy)))
+    first = gpm("A", streams[0], f"{{ ?s <{PRICE}> ?p1 }}")
+    then = gpm("C", streams[-1], f"{{ ?s <{PRICE}> ?p3 FILTER (?p3 > ?p1) }}")
+    pattern = Seq.of(first, strategy, then)
+    form, values = data.draw(st.sampled_from(FORMS))
+    plan = replace(plan_of(pattern, streams, **values), form=form)
+    results = columnar(plan, events, batch=data.draw(st.integers(1, 6)))
+    assert canonical(results) == oracle(plan, events)
+    assert as_json(incremental(plan, events, data)) == as_json(results)
+
+
+def test_incremental_contract() -> None:
+    """An instant's results come once a later event or the watermark completes it; an
+    event at or before the watermark, or before the last instant, is refused; nothing is
+    taken after finish; a pickled query goes on where it stopped."""
+    plan = plan_of(Seq((A, B_BELOW, C_ABOVE), (STRICT, STRICT)), [PRICES])
+    events = prices(5, 3, 6, 7)
+    query = SequenceQuery(plan)
+    assert query.push(events[:3]) == []  # the third instant is held: a match ends there
+    query = pickle.loads(pickle.dumps(query))
+    held = query.advance(events[2].t_end)
+    assert canonical(held) == oracle(plan, events[:3])
+    assert len(held) == 1
+    with pytest.raises(UserError, match="watermark"):
+        query.push(events[2:3])
+    assert query.push(events[3:]) == []
+    assert query.finish() == []
+    with pytest.raises(UserError, match="finished"):
+        query.push(events[3:])
+    late = SequenceQuery(plan)
+    late.push(events[2:4])
+    with pytest.raises(UserError, match="time order"):
+        late.push(events[:1])
 
 
 def test_equal_events_are_one_event() -> None:

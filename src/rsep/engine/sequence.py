@@ -19,8 +19,10 @@ says why another plan is not taken.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,13 +43,15 @@ from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.engine import automaton
-from rsep.engine.batch import TripleBatch
+from rsep.engine.batch import TripleBatch, batches_of
 from rsep.engine.expression import evaluate_rows
 from rsep.engine.pattern import CompiledGpm, Solutions, compile_gpm, kb_table, solutions
 from rsep.engine.projection import Answer, Output
+from rsep.engine.query import IncrementalQuery
 from rsep.engine.terms import KIND_LITERAL, TermDictionary
 from rsep.errors import UserError
 from rsep.lang.printer import to_sparql
+from rsep.rdf.event import Event
 from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term, to_nt
@@ -355,16 +359,18 @@ class _Partitions:
         return self.start.reshape(-1, self.width)
 
 
-class SequenceQuery:
-    """A SPAseq plan on the columnar engine (module docstring): :meth:`run` takes batches
-    of events in time order and gives the oracle's results."""
+class SequenceQuery(IncrementalQuery):
+    """A SPAseq plan on the columnar engine (module docstring), an incremental query
+    (:class:`rsep.engine.query.IncrementalQuery`): :meth:`push` batches of events in time
+    order, :meth:`advance` the watermark, :meth:`finish`; or :meth:`run` over all of them.
+    The oracle's results, each as soon as it is final."""
 
     def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
         plan = apply_profile(plan)
         read = _steps(plan)
         if isinstance(read, str):
             raise UserError(f"the columnar engine does not evaluate this plan: {read}")
-        self.plan = plan
+        super().__init__(plan, graphs)
         self.gpms, self.steps, within, self.by = read
         self.within = -1 if within is None else within
         self.t0 = plan.parameters.t0
@@ -419,6 +425,11 @@ class SequenceQuery:
         self.partitions = _Partitions(self.width, tuple(self.slots[v] for v in self.by))
         self.stats = Stats()
         self.forms = LiteralForms()
+        self.output = Output(self.plan, answer_set=True)  # Def. 16: a union of sets
+        self._every = self._every_instant()
+        self._carried = automaton.Carried.empty(self.width)
+        self._held: _Chunk | None = None  # the latest instant's events, until complete
+        self._last: int | None = None  # the latest instant evaluated
 
     def _programs(self) -> None:
         """The deferred FILTERs of every GPM as one program table for the kernel."""
@@ -487,46 +498,105 @@ class SequenceQuery:
             chunk = chunk.take(np.flatnonzero(stream >= 0))
         return chunk
 
+    # IncrementalQuery ---------------------------------------------------------------------
+
+    def push(self, events: TripleBatch | Iterable[Event]) -> list[Result]:
+        """Take a batch of events (a :class:`TripleBatch`, or events as objects) in
+        non-decreasing time; return the results of every instant it completes (an instant
+        is complete once a later event came, :class:`rsep.engine.query.InstantQuery`)."""
+        self._check_open()
+        if isinstance(events, TripleBatch):
+            return self._push(events, None)
+        out: list[Result] = []
+        for batch in batches_of(events, self.dictionary):
+            out += self._push(batch, None)
+        return out
+
+    def advance(self, t: int) -> list[Result]:
+        """Move the watermark to ``t``: no event at or before ``t`` comes any more, so the
+        held instant, if at or before ``t``, is final."""
+        self._check_open()
+        if self.watermark is None or t > self.watermark:
+            self.watermark = t
+        held = self._held
+        if held is None or held.time[0] > t:
+            return []
+        self._held = None
+        return self._evaluate(held)
+
+    def finish(self, until: int | None = None) -> list[Result]:
+        """End of input: the held instant; results after ``until`` are left out."""
+        self._check_open()
+        held, self._held = self._held, None
+        out = self._evaluate(held) if held is not None else []
+        self._finished = True
+        return [r for r in out if until is None or r.time <= until]
+
     def run(self, batches: Iterable[TripleBatch], until: int | None = None) -> list[Result]:
         """The results over batches of events in non-decreasing time (an instant may span
-        two batches), up to ``until``; :class:`Undecided` when the exact path is needed."""
-        carried = automaton.Carried.empty(self.width)
-        held: _Chunk | None = None
-        rows: list[np.ndarray] = []
-        t1s: list[np.ndarray] = []
-        t2s: list[np.ndarray] = []
-        instants: list[np.ndarray] = []
-        every_instant = self._every_instant()
-        last: int | None = None
+        two batches), up to ``until`` (later events are not read): :meth:`push` of each
+        batch, then :meth:`finish`."""
+        out: list[Result] = []
         for batch in batches:
-            chunk = self._chunk(batch)
-            if until is not None:
-                chunk = chunk.take(np.flatnonzero(chunk.time <= until))
-            if len(chunk.time) == 0:
-                continue
-            if held is not None:
-                chunk = _Chunk.join(held, chunk)
-            order = np.argsort(chunk.time, kind="stable")
-            if last is not None and len(order) and chunk.time[order[0]] < last:
-                raise UserError(
-                    f"an event at {chunk.time[order[0]]} came after one at {last}: events "
-                    "must come in time order"
-                )
-            chunk = _reorder(chunk, order)
-            top = chunk.time[-1]
-            whole = np.flatnonzero(chunk.time < top)
-            held = chunk.take(np.flatnonzero(chunk.time == top))
-            if len(whole):
-                ready = chunk.take(whole)
-                carried = self._step(ready, carried, rows, t1s, t2s)
-                last = int(ready.time[-1])
-                if every_instant:
-                    instants.append(np.unique(ready.time))
-        if held is not None and len(held.time):
-            carried = self._step(held, carried, rows, t1s, t2s)
-            if every_instant:
-                instants.append(np.unique(held.time))
-        return self._results(rows, t1s, t2s, instants, until)
+            self._check_open()
+            out += self._push(batch, until)
+        return out + self.finish()
+
+    def _push(self, batch: TripleBatch, until: int | None) -> list[Result]:
+        """One batch: its events (up to ``until``) joined to the held instant, the whole
+        instants before the latest evaluated, the latest held."""
+        chunk = self._chunk(batch)
+        if until is not None:
+            chunk = chunk.take(np.flatnonzero(chunk.time <= until))
+        if len(chunk.time) == 0:
+            return []
+        if self.watermark is not None and chunk.time.min() <= self.watermark:
+            early = int(chunk.time.min())
+            raise UserError(
+                f"an event at {early} arrived after the watermark {self.watermark}: events "
+                "must come in time order (parameter lateness)"
+            )
+        if self._held is not None:
+            chunk = _Chunk.join(self._held, chunk)
+        order = np.argsort(chunk.time, kind="stable")
+        if self._last is not None and chunk.time[order[0]] < self._last:
+            raise UserError(
+                f"an event at {chunk.time[order[0]]} came after one at {self._last}: events "
+                "must come in time order"
+            )
+        chunk = _reorder(chunk, order)
+        top = chunk.time[-1]
+        whole = np.flatnonzero(chunk.time < top)
+        self._held = chunk.take(np.flatnonzero(chunk.time == top))
+        return self._evaluate(chunk.take(whole)) if len(whole) else []
+
+    def _evaluate(self, chunk: _Chunk) -> list[Result]:
+        """Whole instants through the automaton; their results."""
+        m_rows, t1, t2 = self._step(chunk)
+        self._last = int(chunk.time[-1])
+        instants = np.unique(chunk.time) if self._every else np.zeros(0, np.int64)
+        out = self._results(m_rows, t1, t2, instants)
+        self.output.forget(self._last + 1)  # no later match ends at or before it
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The query with its carried runs, held events and reported answers, for Spark's
+        state between micro-batches: the dictionary without its lock, no matcher (pyoxigraph
+        stores, rebuilt)."""
+        state = dict(self.__dict__)
+        dictionary = dict(self.dictionary.__dict__)
+        del dictionary["lock"]
+        state["dictionary"] = dictionary
+        del state["matcher"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        dictionary = TermDictionary.__new__(TermDictionary)
+        dictionary.__dict__.update(state.pop("dictionary"))
+        dictionary.lock = threading.RLock()
+        self.__dict__.update(state)
+        self.dictionary = dictionary
+        self.matcher = GraphMatcher()
 
     def _every_instant(self) -> bool:
         """Whether the query form reports at instants without new answers (RStream, ASK,
@@ -649,15 +719,9 @@ class SequenceQuery:
         self._stored_ids = out
         return out
 
-    def _step(
-        self,
-        chunk: _Chunk,
-        carried: automaton.Carried,
-        rows: list[np.ndarray],
-        t1s: list[np.ndarray],
-        t2s: list[np.ndarray],
-    ) -> automaton.Carried:
-        """One chunk of whole instants through the automaton."""
+    def _step(self, chunk: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One chunk of whole instants through the automaton, from the runs carried in:
+        the matches' mapping rows, ``t1`` and ``t2``."""
         self.stats.events += len(chunk.time)
         chunk = _distinct_events(chunk)
         found = self._solutions(chunk.batch(self.streams))
@@ -718,8 +782,8 @@ class SequenceQuery:
             self.t0,
             self.within,
             self.partitions.starts(),
-            carried.runs,
-            carried.rows,
+            self._carried.runs,
+            self._carried.rows,
             int(chunk.time[-1]),
             self.max_runs,
         )
@@ -731,32 +795,22 @@ class SequenceQuery:
                 f"more than max_runs = {self.max_runs} runs of the automaton are open at once: "
                 "raise it (--set max_runs=N) or narrow the pattern (WITHIN, PARTITION BY)"
             )
-        rows.append(m_rows)
-        t1s.append(times[:, 0])
-        t2s.append(times[:, 1])
+        self._carried = automaton.Carried(runs, run_rows)
         self.stats.matches += len(m_rows)
         self.stats.partitions = len(self.partitions)
-        return automaton.Carried(runs, run_rows)
+        return m_rows, times[:, 0], times[:, 1]
 
     def _results(
-        self,
-        rows: list[np.ndarray],
-        t1s: list[np.ndarray],
-        t2s: list[np.ndarray],
-        instants: list[np.ndarray],
-        until: int | None,
+        self, m_rows: np.ndarray, t1: np.ndarray, t2: np.ndarray, instants: np.ndarray
     ) -> list[Result]:
-        """The matches through the query form and streaming operator, instant by instant."""
-        output = Output(self.plan, answer_set=True)  # Def. 16: a union of sets
-        m_rows = np.concatenate(rows) if rows else np.zeros((0, self.width), np.int32)
-        t1 = np.concatenate(t1s) if t1s else np.zeros(0, np.int64)
-        t2 = np.concatenate(t2s) if t2s else np.zeros(0, np.int64)
+        """The matches of whole instants through the query form and streaming operator,
+        instant by instant (``instants``: those that report without a new answer too)."""
         names = [n for n in self.slots if not n.startswith("_:")]
         form = self.plan.form
         if isinstance(form, Select) and not form.expressions and self.plan.r2s is R2S.ISTREAM:
-            return _selected_results(self, form, names, m_rows, t1, t2, until)
+            return _selected_results(self, form, names, m_rows, t1, t2)
         order = np.argsort(t2, kind="stable")
-        times = np.unique(np.concatenate([t2, *instants])) if instants else np.unique(t2)
+        times = np.unique(np.concatenate([t2, instants]))
         out: list[Result] = []
         at = 0
         terms: dict[int, object] = {}
@@ -774,9 +828,7 @@ class SequenceQuery:
                         mu[name] = term
                 answers.append((Mu(mu), int(t1[r]), int(t)))  # type: ignore[arg-type]
                 at += 1
-            if until is not None and t > until:
-                break
-            out += output.instant(int(t), answers, self.matcher)
+            out += self.output.instant(int(t), answers, self.matcher)
         return out
 
 
@@ -787,7 +839,6 @@ def _selected_results(
     rows: np.ndarray,
     t1: np.ndarray,
     t2: np.ndarray,
-    until: int | None,
 ) -> list[Result]:
     """SELECT under IStream, column-wise: each distinct projected mapping with its
     interval is reported once, at its last event's time (the answer is a set, Def. 16;
@@ -796,8 +847,6 @@ def _selected_results(
     kept = [n for n in (form.variables or names) if n in query.slots]
     columns = [query.slots[n] for n in kept]
     table = np.concatenate([t2[:, None], t1[:, None], rows[:, columns].astype(np.int64)], axis=1)
-    if until is not None:
-        table = table[table[:, 0] <= until]
     if len(table) == 0:
         return []
     table = np.unique(table, axis=0)
