@@ -13,8 +13,8 @@ The streaming job, step by step:
    :mod:`rsep.rdf.formats` (a file, or a message as one small document); events no GPM can
    take are dropped or left empty (:meth:`~rsep.spark.partition.Vocabulary.passes`, the
    Python form of the batch job's SQL semi join); each event goes to its partitions
-   (:class:`~rsep.spark.partition.Router`), one row per event and partition with its graph
-   as N-Triples text. Each Arrow batch of
+   (:class:`~rsep.spark.partition.Router`), one row per event and partition with its
+   triples as lists of N-Triples terms. Each Arrow batch of
    records also adds a *tick* row at its latest time, so that dropped events still move the
    watermark.
 3. **Watermark**: event time is ``t_end`` (shifted by :data:`EPOCH`); Spark's watermark
@@ -24,11 +24,15 @@ The streaming job, step by step:
    watermark). So once a batch's rows are in, no event at or before ``W`` can come: the
    engine advances to ``W``.
 4. **State**: ``applyInPandasWithState`` keyed by partition, with the RocksDB state store
-   provider; the state is the pickled evaluator (:func:`rsep.engine.incremental_query`), its
-   :class:`~rsep.spark.partition.PartitionOutput` and the events not yet final. At each
-   trigger a partition takes its new rows, pushes the events before the watermark in time
-   order, advances the evaluator to it and returns the answers that became final; an
-   event-time timeout one past the watermark calls it again when the watermark moves.
+   provider; the state is the pickled evaluator, its
+   :class:`~rsep.spark.partition.PartitionOutput` and the rows of the events not yet
+   final. The evaluator is the columnar engine (:class:`rsep.engine.sequence.
+   SequenceQuery`, pushed :class:`~rsep.engine.batch.TripleBatch`es whose term texts are
+   encoded a distinct text at a time) for the plans it takes, else the per-event engine
+   (:func:`rsep.engine.incremental_query`, pushed events). At each trigger a partition
+   takes its new rows, pushes the events before the watermark in time order, advances the
+   evaluator to it and returns the answers that became final; an event-time timeout one
+   past the watermark calls it again when the watermark moves.
 5. **Sink** (:mod:`rsep.spark.sink`): each micro-batch's answers, in time order, to
    ``batch-<id>.jsonl`` in an output folder, appended to a JSON Lines file or standard
    output, or produced to a Kafka topic. A batch replayed after a crash has the same id,
@@ -52,10 +56,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pyoxigraph import RdfFormat, parse
 
 from rsep.algebra.plan import Plan, explain
 from rsep.engine import incremental_query
+from rsep.engine.batch import TripleBatch
+from rsep.engine.sequence import SequenceQuery, columnar_reason
+from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
@@ -78,11 +86,11 @@ __all__ = ["EVENT_SCHEMA", "LiveQuery", "read_output", "start_live"]
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 EVENT_SCHEMA = (
-    "stream string, ev string, event_id string, t_start long, t_end long, graph string, "
-    "part long, tick boolean"
+    "stream string, ev string, event_id string, t_start long, t_end long, "
+    "s array<string>, p array<string>, o array<string>, part long, tick boolean"
 )
-"""One row per event and partition (its graph as N-Triples lines); ``tick`` rows only move
-the watermark."""
+"""One row per event and partition (its triples as three lists of N-Triples terms);
+``tick`` rows only move the watermark."""
 OUTPUT_SCHEMA = "time long, part long, seq long, line string"
 STATE_SCHEMA = "blob binary"
 _META = "rsep-live.json"
@@ -114,7 +122,7 @@ def _parse_task(
 
         from rsep.spark.job import marked_errors
 
-        names = ("stream", "ev", "event_id", "t_start", "t_end", "graph", "part", "tick")
+        names = ("stream", "ev", "event_id", "t_start", "t_end", "s", "p", "o", "part", "tick")
         for batch in batches:
             columns: dict[str, list[Any]] = {name: [] for name in names}
             latest: int | None = None
@@ -130,18 +138,24 @@ def _parse_task(
                         kept = _kept(vocab, event)
                         if kept is None:
                             continue
-                        text = "".join(f"{t} .\n" for t in kept.graph)
+                        triples = list(kept.graph)
+                        terms = [
+                            [str(t.subject) for t in triples],
+                            [str(t.predicate) for t in triples],
+                            [str(t.object) for t in triples],
+                        ]
                         for part in router.parts(kept):
                             columns["stream"].append(kept.stream)
                             columns["ev"].append(f"{name}#{ordinal:09d}")
                             columns["event_id"].append("" if kept.id is None else str(kept.id))
                             columns["t_start"].append(kept.t_start)
                             columns["t_end"].append(kept.t_end)
-                            columns["graph"].append(text)
+                            for name, texts in zip(("s", "p", "o"), terms, strict=True):
+                                columns[name].append(texts)
                             columns["part"].append(part)
                             columns["tick"].append(False)
             if latest is not None:
-                tick = ("", "", "", latest, latest, "", 0, True)
+                tick: tuple[Any, ...] = ("", "", "", latest, latest, [], [], [], 0, True)
                 for name, value in zip(names, tick, strict=True):
                     columns[name].append(value)
             yield pa.RecordBatch.from_pydict(columns, schema=_event_arrow_schema())
@@ -172,7 +186,9 @@ def _event_arrow_schema() -> pa.Schema:
             ("event_id", pa.string()),
             ("t_start", pa.int64()),
             ("t_end", pa.int64()),
-            ("graph", pa.string()),
+            ("s", pa.list_(pa.string())),
+            ("p", pa.list_(pa.string())),
+            ("o", pa.list_(pa.string())),
             ("part", pa.int64()),
             ("tick", pa.bool_()),
         ]
@@ -184,20 +200,29 @@ def _event_arrow_schema() -> pa.Schema:
 
 @dataclass
 class _State:
-    """What a partition keeps between triggers (module docstring, 4)."""
+    """What a partition keeps between triggers (module docstring, 4): the evaluator, the
+    partition's output, the rows of the events not yet final, the answers' rank and the
+    last watermark."""
 
     query: Any
     output: PartitionOutput
-    pending: list[tuple[tuple[int, int, str, str], Event]]
+    pending: pd.DataFrame | None = None
     seq: int = 0
     mark: int | None = None
+
+
+_ORDER = ["t_end", "t_start", "stream", "ev"]
+"""The order of events: time, then stream and name, as the batch job sorts them."""
 
 
 def _state_function(
     scheme: Scheme, graphs: Mapping[str, Any]
 ) -> Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
     """The function ``applyInPandasWithState`` calls for each partition with new rows or a
-    timed-out watermark (module docstring, 4)."""
+    timed-out watermark (module docstring, 4): the columnar engine
+    (:class:`rsep.engine.sequence.SequenceQuery`, fed :class:`~rsep.engine.batch.
+    TripleBatch`es) for the plans it takes, else the per-event engine."""
+    columnar = columnar_reason(scheme.plan) is None
 
     def run(key: Any, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
         import pandas as pd
@@ -209,18 +234,27 @@ def _state_function(
             if state.exists:
                 kept: _State = pickle.loads(state.get[0])
             else:
-                kept = _State(
-                    incremental_query(scheme.plan, graphs), PartitionOutput(scheme, part), []
+                query = (
+                    SequenceQuery(scheme.plan, graphs)
+                    if columnar
+                    else incremental_query(scheme.plan, graphs)
                 )
-            for frame in frames:
-                kept.pending += [
-                    item for item in _events(frame) if kept.mark is None or item[0][0] > kept.mark
-                ]
+                kept = _State(query, PartitionOutput(scheme, part))
+            news = [f[~f["tick"]] for f in frames if len(f)]
+            if kept.mark is not None:  # a row at or before the last watermark is late
+                news = [f[f["t_end"] > kept.mark] for f in news]
+            held = [f for f in [kept.pending, *news] if f is not None and len(f)]
+            pending = pd.concat(held, ignore_index=True) if held else None
             mark = state.getCurrentWatermarkMs() - EPOCH
-            kept.pending.sort(key=lambda item: item[0])
-            ready = [event for order, event in kept.pending if order[0] <= mark]
-            kept.pending = [item for item in kept.pending if item[0][0] > mark]
-            results = kept.query.push(ready) if ready else []
+            results: list[Result] = []
+            if pending is not None:
+                pending = pending.sort_values(_ORDER, kind="stable", ignore_index=True)
+                final = pending["t_end"] <= mark
+                ready, kept.pending = pending[final], pending[~final]
+                if len(ready):
+                    results = kept.query.push(
+                        _batch(ready, kept.query.dictionary) if columnar else _events(ready)
+                    )
             if kept.mark is None or mark > kept.mark:
                 results += kept.query.advance(mark)
                 kept.mark = mark
@@ -241,30 +275,55 @@ def _state_function(
     return run
 
 
-def _events(frame: pd.DataFrame) -> list[tuple[tuple[int, int, str, str], Event]]:
-    """The events of a frame of event rows (ticks left out), each with its order: time,
-    then stream and name, as the batch job sorts them."""
-    out: list[tuple[tuple[int, int, str, str], Event]] = []
-    for stream, ev, event_id, t_start, t_end, graph, tick in zip(
+def _batch(frame: pd.DataFrame, dictionary: TermDictionary) -> TripleBatch:
+    """Event rows (ticks left out, in time order) as a batch in ``dictionary``'s ids: each
+    distinct term text encoded once, no Python object per event."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    counts = frame["s"].map(len).to_numpy(np.int64)
+    ids = [
+        dictionary.encode(pa.array(np.concatenate([*frame[name].to_numpy(), np.array([], str)])))
+        for name in ("s", "p", "o")
+    ]
+    coded = pc.dictionary_encode(pa.array(frame["stream"].to_numpy(), pa.string()))
+    return TripleBatch(
+        streams=tuple(coded.dictionary.to_pylist()),
+        event_stream=coded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+        event_start=frame["t_start"].to_numpy(np.int64),
+        event_end=frame["t_end"].to_numpy(np.int64),
+        event_ordinal=np.arange(len(frame), dtype=np.int64),
+        triple_event=np.repeat(np.arange(len(frame), dtype=np.int32), counts),
+        s=ids[0],
+        p=ids[1],
+        o=ids[2],
+    )
+
+
+def _events(frame: pd.DataFrame) -> list[Event]:
+    """Event rows (ticks left out, in time order) as events: their triples parsed by
+    pyoxigraph many at a time, so the terms are exactly the N-Triples the rows hold."""
+    lines = [
+        f"{s} {p} {o} ."
+        for ss, ps, os_ in zip(frame["s"], frame["p"], frame["o"], strict=True)
+        for s, p, o in zip(ss, ps, os_, strict=True)
+    ]
+    data = "\n".join(lines).encode()
+    triples = [q.triple for q in parse(input=data, format=RdfFormat.N_TRIPLES)] if data else []
+    out: list[Event] = []
+    position = 0
+    for stream, event_id, t_start, t_end, ss in zip(
         frame["stream"],
-        frame["ev"],
         frame["event_id"],
         frame["t_start"],
         frame["t_end"],
-        frame["graph"],
-        frame["tick"],
+        frame["s"],
         strict=True,
     ):
-        if tick:
-            continue
-        triples = (
-            frozenset(q.triple for q in parse(input=graph.encode(), format=RdfFormat.N_TRIPLES))
-            if graph
-            else frozenset()
-        )
+        graph = frozenset(triples[position : position + len(ss)])
+        position += len(ss)
         ident = parse_term(event_id) if event_id else None
-        event = Event(stream, int(t_start), int(t_end), triples, ident)  # type: ignore[arg-type]
-        out.append(((int(t_end), int(t_start), stream, ev), event))
+        out.append(Event(stream, int(t_start), int(t_end), graph, ident))  # type: ignore[arg-type]
     return out
 
 
