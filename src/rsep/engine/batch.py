@@ -13,16 +13,18 @@ go through ``read_events`` and are converted.
 from __future__ import annotations
 
 import bisect
+import codecs
 import contextlib
 import queue
 import string
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
 import numpy as np
@@ -37,6 +39,7 @@ from rsep.engine.terms import (
     TermDictionary,
     hash_bytes,
     recent_same,
+    rehash,
     same_bytes,
     word_at,
 )
@@ -242,12 +245,14 @@ def _in_time_order(parts: list[TripleBatch]) -> TripleBatch:
 _AHEAD = 2
 """Pieces a reader thread holds ready (``_ahead``)."""
 
+_T = TypeVar("_T")
 
-def _ahead(pieces: Iterator[_Piece]) -> Iterator[_Piece]:
+
+def _ahead(pieces: Iterator[_T]) -> Iterator[_T]:
     """The pieces of ``pieces`` read by a thread of their own, at most ``_AHEAD`` ahead of
     the consumer, so reading (numba kernels and Arrow, which release the GIL) overlaps the
     work on the pieces before; its errors raised in their place in the sequence."""
-    ready: queue.Queue[tuple[_Piece | None, BaseException | None]] = queue.Queue(_AHEAD)
+    ready: queue.Queue[tuple[_T | None, BaseException | None]] = queue.Queue(_AHEAD)
     stop = threading.Event()
 
     def produce() -> None:
@@ -264,6 +269,10 @@ def _ahead(pieces: Iterator[_Piece]) -> Iterator[_Piece]:
             ready.put((None, None))
         except BaseException as exc:  # handed to the consumer, raised there
             ready.put((None, exc))
+        finally:  # a generator's own readers (a thread of its own) stop with it
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
 
     thread = threading.Thread(target=produce, name="rsep-reader", daemon=True)
     thread.start()
@@ -696,35 +705,138 @@ def _space(words: np.ndarray, buf: np.ndarray, k: int, e: int) -> int:
     return -1
 
 
+@njit(inline="always")
+def _newline(words: np.ndarray, k: int) -> tuple[int, np.uint64]:
+    """The first newline from byte ``k`` (there is one) and the high bits of the bytes
+    before it (bytes of multi-byte UTF-8 sequences)."""
+    newlines = np.uint64(_ONES * _NL)
+    highs = np.uint64(_ONES * 0x80)
+    high = np.uint64(0)
+    while True:
+        word = word_at(words, k)
+        found = _zeros(word ^ newlines)
+        if found:
+            mask = np.uint64(0)
+            while not found & np.uint64(0x80):
+                found >>= np.uint64(8)
+                mask = (mask << np.uint64(8)) | np.uint64(0xFF)
+                k += 1
+            return k, high | (word & highs & mask)
+        high |= word & highs
+        k += 8
+
+
+@njit(inline="always")
+def _code(
+    words: np.ndarray,
+    a: int,
+    length: int,
+    table: np.ndarray,
+    hashes: np.ndarray,
+    spans: np.ndarray,
+    count: int,
+) -> int:
+    """The code of the ``length`` bytes from ``a`` among ``count`` distinct byte strings
+    (an open-addressing ``table`` of codes, each code's hash and span of bytes); a new one
+    gets code ``count``, which the caller counts. A hash finds the candidates, bytes
+    decide."""
+    h = hash_bytes(words, a, length)
+    mask = np.uint64(table.shape[0] - 1)
+    slot = h & mask
+    while True:
+        code = table[slot]
+        if code < 0:
+            table[slot] = count
+            hashes[count] = h
+            spans[0, count] = a
+            spans[1, count] = a + length
+            return count
+        lo = spans[0, code]
+        if (
+            hashes[code] == h
+            and spans[1, code] - lo == length
+            and same_bytes(words, lo, words, a, length)
+        ):
+            found: int = code
+            return found
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(inline="always")
+def _roomy(table: np.ndarray, hashes: np.ndarray, count: int) -> np.ndarray:
+    """``table`` with room for one more code (at most half full), rebuilt twice as large
+    from the ``count`` codes' hashes when it is not."""
+    if 2 * (count + 1) <= table.shape[0]:
+        return table
+    grown = np.full(2 * table.shape[0], -1, np.int32)
+    rehash(grown, hashes, count)
+    return grown
+
+
+def _table_size(count: int) -> int:
+    """The slots of a hash table for ``count`` entries, at most half full."""
+    return 1 << max(4, (2 * count).bit_length())
+
+
 @njit(cache=True, nogil=True)
-def _scan(
-    words: np.ndarray, ends: np.ndarray, blank: np.ndarray, quads: np.ndarray, defaults: np.ndarray
-) -> tuple[bool, int, int]:
-    """The tokens of a block's lines (``ends``: each line's newline) as ``_split`` reads a
-    canonical block: a quad line ``S P O G .`` (``G`` the last token, an IRI or blank node
-    without a quote, ``S P O`` with two spaces at least) gives the offsets of ``S``, ``P``,
-    ``O`` and ``G`` (a column of ``quads``); another line ending in ``" ."`` those of its
-    subject and rest (of ``defaults``); the others must be blank or a comment. Returns
-    ``False`` if a line is none of these or a token is empty, and the counts of each."""
+def _tokens(
+    words: np.ndarray, n: int, blank: np.ndarray, room: int, slots: int
+) -> tuple[int, int, int, int, int, int, bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A block's lines (its ``n`` bytes end with a newline) read as ``_split`` reads a
+    canonical block, in one pass: a quad line ``S P O G .`` (``G`` the last token, an IRI
+    or blank node without a quote, ``S P O`` with two spaces at least) gives the offsets
+    of ``S``, ``P`` and ``O`` and the code of ``G`` among the block's names; another line
+    ending in ``" ."`` the codes of its subject among the names and of its rest among the
+    block's rests; the others must be blank or a comment. Names are coded graphs first, in
+    order of first appearance among the quad lines, then the others.
+
+    Returns a status (0; -1 if a line is none of these or a token is empty; -2 if a kind
+    has more than ``room`` lines), the counts of quad lines, default-graph lines, lines,
+    graphs among the names and rests, whether a byte is not ASCII, and arrays: the quad
+    lines' term offsets (rows: s, p, o starts and ends), the lines' codes (rows: each quad
+    line's name, each default line's subject and rest), the names' spans and the rests'
+    spans (rows: start, end). ``slots``: the first size of the codes' hash tables."""
     buf = words.view(np.uint8)
     spaces = np.uint64(_ONES * _SP)
     quotes = np.uint64(_ONES * _QUOTE)
+    terms = np.empty((6, room), np.int64)
+    s_lo, s_hi, p_lo, p_hi, o_lo, o_hi = terms[0], terms[1], terms[2], terms[3], terms[4], terms[5]
+    codes = np.empty((3, room), np.int32)
+    graph, subject, rest = codes[0], codes[1], codes[2]
+    rest_at = np.empty((2, room), np.int64)
+    r_lo, r_hi = rest_at[0], rest_at[1]
+    name_table = np.full(slots, -1, np.int32)
+    name_hashes = np.empty(2 * room, np.uint64)
+    name_spans = np.empty((2, 2 * room), np.int64)
+    first = np.empty(2 * room, np.int64)  # a name's first quad line, or room + first default
+    rest_table = np.full(slots, -1, np.int32)
+    rest_hashes = np.empty(room, np.uint64)
+    rest_spans = np.empty((2, room), np.int64)
+    high = np.uint64(0)
     nq = 0
     nd = 0
+    names = 0
+    rests = 0
+    lines = 0
+    last_lo = 0
+    last_length = -1
+    last_code = -1
     a = 0
-    for line in range(ends.shape[0]):
-        e = ends[line]
+    while a < n:
+        e, seen = _newline(words, a)
+        high |= seen
+        lines += 1
         sp1 = _space(words, buf, a, e)
         if not (0 <= sp1 < e - 2 and buf[e - 1] == _DOT and buf[e - 2] == _SP):
             k = a
             while k < e and blank[buf[k]]:
                 k += 1
             if k < e and buf[k] != _HASH:
-                return False, 0, 0
+                return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
             a = e + 1
             continue
         if sp1 == a:
-            return False, 0, 0
+            return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
         sp2 = _space(words, buf, sp1 + 1, e)
         g = e - 3  # back to the space before the last token, noting quotes
         quoted = False
@@ -736,30 +848,71 @@ def _scan(
         while buf[g] != _SP:
             quoted |= buf[g] == _QUOTE
             g -= 1
-        first = buf[g + 1]
+        head = buf[g + 1]
         shaped = g + 1 < e - 2 and (
-            (first == _LT and buf[e - 3] == _GT) or (first == _LOW and buf[g + 2] == _COLON)
+            (head == _LT and buf[e - 3] == _GT) or (head == _LOW and buf[g + 2] == _COLON)
         )
-        if 0 <= sp2 < g and shaped and not quoted:
+        quad = 0 <= sp2 < g and shaped and not quoted
+        if quad:
             if sp2 == sp1 + 1 or g == sp2 + 1:
-                return False, 0, 0
-            quads[0, nq] = a
-            quads[1, nq] = sp1
-            quads[2, nq] = sp1 + 1
-            quads[3, nq] = sp2
-            quads[4, nq] = sp2 + 1
-            quads[5, nq] = g
-            quads[6, nq] = g + 1
-            quads[7, nq] = e - 2
+                return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+            if nq == room:
+                return -2, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+            s_lo[nq] = a
+            s_hi[nq] = sp1
+            p_lo[nq] = sp1 + 1
+            p_hi[nq] = sp2
+            o_lo[nq] = sp2 + 1
+            o_hi[nq] = g
+            at, length, key = g + 1, e - 3 - g, nq
+        else:
+            if nd == room:
+                return -2, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+            at, length, key = a, sp1 - a, room + nd
+        if length == last_length and same_bytes(words, last_lo, words, at, length):
+            code = last_code
+        else:
+            name_table = _roomy(name_table, name_hashes, names)
+            code = _code(words, at, length, name_table, name_hashes, name_spans, names)
+            if code == names:
+                first[code] = key
+                names += 1
+        if first[code] > key:  # a graph first met as a default line's subject
+            first[code] = key
+        last_lo, last_length, last_code = at, length, code
+        if quad:
+            graph[nq] = code
             nq += 1
         else:
-            defaults[0, nd] = a
-            defaults[1, nd] = sp1
-            defaults[2, nd] = sp1 + 1
-            defaults[3, nd] = e
+            subject[nd] = code
+            r_lo[nd] = sp1 + 1
+            r_hi[nd] = e
+            same = recent_same(words, r_lo, r_hi, nd, 2)
+            if same >= 0:
+                rest[nd] = rest[same]
+            else:
+                rest_table = _roomy(rest_table, rest_hashes, rests)
+                length = e - sp1 - 1
+                code = _code(words, sp1 + 1, length, rest_table, rest_hashes, rest_spans, rests)
+                rests += code == rests
+                rest[nd] = code
             nd += 1
         a = e + 1
-    return True, nq, nd
+    order = np.argsort(first[:names])
+    renamed = np.empty(names, np.int32)
+    spans = np.empty((2, names), np.int64)
+    graphs = 0
+    for new in range(names):
+        old = order[new]
+        renamed[old] = new
+        spans[0, new] = name_spans[0, old]
+        spans[1, new] = name_spans[1, old]
+        graphs += first[old] < room
+    for i in range(nq):
+        graph[i] = renamed[graph[i]]
+    for i in range(nd):
+        subject[i] = renamed[subject[i]]
+    return 0, nq, nd, lines, graphs, rests, high != 0, terms, codes, spans, rest_spans
 
 
 @njit(inline="always")
@@ -821,43 +974,26 @@ def _plain(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, tables: np.ndarray
 @njit(cache=True, nogil=True)
 def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dictionary encoding of the byte strings from ``lo[i]`` to ``hi[i]``: each one's
-    code (in order of first appearance) and the first row of each code. Exact: a hash
-    finds the candidates, bytes decide."""
+    code (in order of first appearance) and each code's span of bytes (rows: start,
+    end)."""
     n = lo.shape[0]
     size = 16
     while size < 2 * n:
         size *= 2
-    mask = np.uint64(size - 1)
     table = np.full(size, -1, np.int32)
     hashes = np.empty(n, np.uint64)
+    spans = np.empty((2, n), np.int64)
     codes = np.empty(n, np.int32)
-    first = np.empty(n, np.int64)
     distinct = 0
     for i in range(n):
         same = recent_same(words, lo, hi, i, 2)
         if same >= 0:
             codes[i] = codes[same]
             continue
-        a = lo[i]
-        length = hi[i] - a
-        h = hash_bytes(words, a, length)
-        slot = h & mask
-        while True:
-            code = table[slot]
-            if code < 0:
-                table[slot] = distinct
-                hashes[distinct] = h
-                first[distinct] = i
-                codes[i] = distinct
-                distinct += 1
-                break
-            if hashes[code] == h:
-                j = first[code]
-                if hi[j] - lo[j] == length and same_bytes(words, lo[j], words, a, length):
-                    codes[i] = code
-                    break
-            slot = (slot + np.uint64(1)) & mask
-    return codes, first[:distinct].copy()
+        code = _code(words, lo[i], hi[i] - lo[i], table, hashes, spans, distinct)
+        distinct += code == distinct
+        codes[i] = code
+    return codes, spans[:, :distinct].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -1200,45 +1336,107 @@ class _Found:
 
 
 class _Reading:
-    """What the part files of one read share: texts and statements parsed once, and the
-    kernels' buffers."""
+    """What the part files of one read share: texts and statements parsed once."""
 
     def __init__(self, texts: Texts, dictionary: TermDictionary) -> None:
         self.texts = texts
         self.dictionary = dictionary
         self.statements = _Statements(texts)
-        self.words = np.zeros(0, np.uint64)
-        self.flags = np.zeros(0, np.bool_)
-        self.quads = np.zeros((8, 0), np.int64)
-        self.defaults = np.zeros((4, 0), np.int64)
 
-    def words_for(self, data: bytes) -> tuple[np.ndarray, int]:
-        """A buffer of words holding ``data`` and a final newline (reused from block to
-        block; what follows is never read as a token), and the bytes used."""
-        n = len(data)
-        if len(self.words) < n // 8 + 3:
-            self.words = np.zeros(n // 8 + 3 + (n >> 4), np.uint64)
-        buf = self.words.view(np.uint8)
-        buf[:n] = np.frombuffer(data, np.uint8)
-        if data.endswith(b"\n"):
-            return self.words, n
-        buf[n] = _NL
-        return self.words, n + 1
 
-    def newlines(self, buf: np.ndarray) -> np.ndarray:
-        """The offsets of the newlines of ``buf``."""
-        if len(self.flags) < len(buf):
-            self.flags = np.zeros(len(buf) + (len(buf) >> 4), np.bool_)
-        flags = self.flags[: len(buf)]
-        np.equal(buf, _NL, out=flags)
-        return np.flatnonzero(flags)
+@dataclass
+class _Tokens:
+    """A canonical block as ``_tokens`` reads it: its quad lines' term offsets (rows: s,
+    p, o starts and ends) and ids (-1: not in the index when it was read), each quad
+    line's name code, each default-graph line's subject and rest codes, the names' spans
+    (the ``graphs`` first) and the rests' spans, and its lines."""
 
-    def tokens_for(self, lines: int) -> tuple[np.ndarray, np.ndarray]:
-        """Buffers for the token offsets of ``lines`` lines."""
-        if self.quads.shape[1] < lines:
-            self.quads = np.zeros((8, lines + (lines >> 2)), np.int64)
-            self.defaults = np.zeros((4, lines + (lines >> 2)), np.int64)
-        return self.quads, self.defaults
+    terms: np.ndarray
+    ids: np.ndarray
+    graph: np.ndarray
+    subject: np.ndarray
+    rest: np.ndarray
+    names: np.ndarray
+    graphs: int
+    rests: np.ndarray
+    lines: int
+
+
+@dataclass
+class _Segment:
+    """Whole lines of a file as the reader's blocks cut them (the final one may lack its
+    newline), in a buffer of words of their own, with their tokens if canonical."""
+
+    words: np.ndarray
+    """The bytes from 0, padded for the kernels' word reads."""
+    size: int
+    final: bool
+    tokens: _Tokens | None = None
+    error: InputError | None = None
+    """A compressed file found corrupt here: nothing more is read."""
+
+    @property
+    def view(self) -> np.ndarray:
+        """The bytes, as uint8."""
+        return self.words.view(np.uint8)[: self.size]
+
+    def data(self) -> bytes:
+        return self.view.tobytes()
+
+
+def _words(size: int) -> np.ndarray:
+    """A buffer for ``size`` bytes and a newline, padded for word reads."""
+    return np.empty(size // 8 + 3, np.uint64)
+
+
+class _Tokenizer:
+    """Reads segments' tokens (``_tokens``) in the reader thread, the term index searched
+    under the dictionary's lock; remembers the last block's lines to size the next one's
+    arrays."""
+
+    def __init__(self, dictionary: TermDictionary) -> None:
+        self.dictionary = dictionary
+        self.room = 1024
+        self.slots = 1 << 12
+
+    def tokens(self, segment: _Segment) -> _Tokens | None:
+        """The tokens of ``segment``, ``None`` unless every line is canonical (as
+        ``_split`` finds it) and the bytes are UTF-8."""
+        words, n = segment.words, segment.size
+        if segment.final and n:
+            words.view(np.uint8)[n] = _NL
+            n += 1
+        if not n:
+            return None
+        room = self.room
+        while True:
+            out = _tokens(words, n, _BLANK, room, self.slots)
+            if out[0] != -2:
+                break
+            room = n // 5 + 2  # a line of a kind has five bytes at least
+        status, nq, nd, lines, graphs, rests, high, terms, codes, names, rest_spans = out
+        if status < 0:
+            return None
+        terms = terms[:, :nq]
+        ids = self.dictionary.find_bytes(words, terms[0:6:2], terms[1:6:2], _DEPTHS)
+        if high:
+            try:
+                codecs.utf_8_decode(segment.view.data, "strict", True)
+            except UnicodeDecodeError:
+                return None
+        self.room = lines + (lines >> 2) + 1024
+        self.slots = _table_size(max(names.shape[1], rests))
+        return _Tokens(
+            terms,
+            ids,
+            codes[0, :nq],
+            codes[1, :nd],
+            codes[2, :nd],
+            names,
+            graphs,
+            rest_spans[:, :rests],
+            lines,
+        )
 
 
 class _Columns(_Assembly):
@@ -1256,6 +1454,8 @@ class _Columns(_Assembly):
         self.next_serial = 0
         self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.newlines: int | None = None
+        self.views: dict[int, np.ndarray] = {}
+        """The bytes of the blocks in ``kept``, by block (``hold``)."""
         # the columnar state (when ``columnar``; else in ``pending`` and ``meta``)
         self.columnar = True
         self.graphs = _NO_TEXT
@@ -1276,18 +1476,32 @@ class _Columns(_Assembly):
         self.owner: _Owner | None = None
         """Which events a byte range's read gives (section "Byte ranges"); all without."""
 
-    def read(self, data: bytes, line: int, block: int, final: bool, fast: bool) -> int:
-        """Add the lines of ``data``; returns the bytes used (as ``_read_block``), and
+    def read(self, segment: _Segment, line: int, block: int, fast: bool) -> int:
+        """Add the lines of ``segment``; returns the bytes used (as ``_read_block``), and
         ``newlines`` the newlines in them when known."""
         self.newlines = None
-        if fast:
-            found = self._analyse(data)
+        if fast and segment.tokens is not None:
+            found = self._analyse(segment.words, segment.tokens)
             if found is not None and self._to_columns():
                 self._add(found, block)
                 self.newlines = found.lines
-                return len(data)
+                return segment.size
         self._to_objects()
-        return _read_block(self, self.texts, data, line, block, final, fast)
+        return _read_block(self, self.texts, segment.data(), line, block, segment.final, fast)
+
+    def hold(self, block: int, view: np.ndarray, first_line: int) -> None:
+        """Keep a block's bytes (``keep``), as they are: made ``bytes`` only when an
+        error's line is looked for in them (``_line``)."""
+        self.keep(block, b"", first_line)
+        self.views[block] = view
+        oldest = self.kept[0][0]
+        for old in [old for old in self.views if old < oldest]:
+            del self.views[old]
+
+    def _line(self, name: EventId) -> int | None:
+        views = self.views
+        self.kept = deque((b, bytes(views.pop(b)) if b in views else d, n) for b, d, n in self.kept)
+        return super()._line(name)
 
     def complete(self, final: bool) -> _Piece | None:
         """The events complete after the current block, as ``_Assembly.close`` finds them
@@ -1428,56 +1642,41 @@ class _Columns(_Assembly):
 
     # ----------------------------------------------------------- the columnar path
 
-    def _analyse(self, data: bytes) -> _Found | None:
-        """A block of whole lines as columns, or ``None`` unless every line is canonical
-        (as ``_split`` finds it, its terms read back as their text)."""
-        words, n = self.reading.words_for(data)
-        buf = words.view(np.uint8)[:n]
-        ends = self.reading.newlines(buf)
-        if buf.max() >= 0x80:
-            try:
-                data.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        quads, defaults = self.reading.tokens_for(len(ends))
-        ok, nq, nd = _scan(words, ends, _BLANK, quads, defaults)
-        if not ok:
-            return None
-        quads, defaults = quads[:, :nq], defaults[:, :nd]
-        terms = self._terms(words, quads)
+    def _analyse(self, words: np.ndarray, tokens: _Tokens) -> _Found | None:
+        """A canonical block's tokens (``_Tokenizer``) as columns, or ``None`` unless its
+        terms read back as their text and its names and statements are valid."""
+        terms = self._terms(words, tokens)
         if terms is None:
             return None
-        lo = np.concatenate([quads[6], defaults[0]])
-        hi = np.concatenate([quads[7], defaults[1]])
-        codes, first = _encode(words, lo, hi)
-        names = _strings(words, lo[first], hi[first])
-        if not self._names(words, lo[first], hi[first], names):
+        lo, hi = tokens.names
+        names = _strings(words, lo, hi)
+        if not self._names(words, lo, hi, names):
             return None
-        rest_of, rest_first = _encode(words, defaults[2], defaults[3])
-        numbers = self._numbers(words, defaults[2][rest_first], defaults[3][rest_first])
+        numbers = self._numbers(words, *tokens.rests)
         if numbers is None:
             return None
-        said = numbers[rest_of]
+        said = numbers[tokens.rest]
         useful = self.statements.kind[said] > 0
-        graphs = int(codes[:nq].max()) + 1 if nq else 0
-        about = codes[nq:][useful]
+        about = tokens.subject[useful]
         s, p, o = terms
-        return _Found(s, p, o, codes[:nq], names, graphs, about, said[useful], len(ends))
+        return _Found(
+            s, p, o, tokens.graph, names, tokens.graphs, about, said[useful], tokens.lines
+        )
 
     def _terms(
-        self, words: np.ndarray, quads: np.ndarray
+        self, words: np.ndarray, tokens: _Tokens
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The s, p, o ids of quad rows: canonical texts known to the dictionary found by
-        their bytes, the others encoded once per distinct text; ``None`` if one is not the
-        canonical text of a term, or a subject is a literal, or a predicate not an IRI."""
+        """The s, p, o ids of quad rows: those the tokenizer found, the others encoded once
+        per distinct text; ``None`` if one is not the canonical text of a term, or a
+        subject is a literal, or a predicate not an IRI."""
         dictionary = self.dictionary
-        ids = dictionary.find_bytes(words, quads[0:6:2], quads[1:6:2], _DEPTHS)
+        ids = tokens.ids
         missing = np.nonzero(ids < 0)
         if len(missing[0]):
-            lo = quads[2 * missing[0], missing[1]]
-            hi = quads[2 * missing[0] + 1, missing[1]]
-            codes, first = _encode(words, lo, hi)
-            distinct = _strings(words, lo[first], hi[first])
+            lo = tokens.terms[2 * missing[0], missing[1]]
+            hi = tokens.terms[2 * missing[0] + 1, missing[1]]
+            codes, spans = _encode(words, lo, hi)
+            distinct = _strings(words, spans[0], spans[1])
             try:
                 found = dictionary.encode(distinct)
             except ValueError:
@@ -1722,68 +1921,157 @@ def _nquads_pieces(
         yield from _file_pieces(file, bad, reading, span)
 
 
+def _segments(file: Path, span: _Span | None, dictionary: TermDictionary) -> Iterator[_Segment]:
+    """The whole lines of an N-Quads file (of ``span``'s read) as the reader's blocks cut
+    them (a chunk of ``BLOCK_BYTES``, the lines before it not yet read first, cut after
+    its last newline), each read into a buffer of its own and tokenized; the rest of the
+    file last, as the final segment (maybe empty)."""
+    tokenizer = _Tokenizer(dictionary)
+    tail = np.empty(0, np.uint8)
+    with _Source(file, span) as source:
+        while True:
+            try:
+                words, got = source.read(tail)
+            except InputError as exc:
+                yield _Segment(_words(0), 0, True, error=exc)
+                return
+            if not got:
+                break
+            buf = words.view(np.uint8)
+            size = len(tail) + got
+            cut = _after_newline(buf, len(tail), size)
+            tail = buf[cut:size].copy()
+            if cut:
+                segment = _Segment(words, cut, False)
+                segment.tokens = tokenizer.tokens(segment)
+                yield segment
+    words = _words(len(tail))
+    words.view(np.uint8)[: len(tail)] = tail
+    segment = _Segment(words, len(tail), True)
+    segment.tokens = tokenizer.tokens(segment)
+    yield segment
+
+
+class _Source:
+    """The bytes of an N-Quads file in the chunks of ``read_chunks`` (``BLOCK_BYTES``
+    each; in a span's read from ``span.begin``, the first up to ``span.first_end``), each
+    put in a new buffer after the lines not yet cut: an uncompressed file's read straight
+    into it, a compressed one's decompressed by ``read_chunks`` and copied."""
+
+    def __init__(self, file: Path, span: _Span | None) -> None:
+        self.file = file
+        try:
+            self.raw = file.open("rb", buffering=0)
+        except OSError as exc:
+            raise UserError(f"{file}: cannot read: {exc.strerror or exc}") from exc
+        self.pieces: Iterator[bytes] | None = None
+        if _compressed(self.raw.read(6)):
+            self.pieces = read_chunks(file, nquads.BLOCK_BYTES)
+        self.raw.seek(0 if span is None else span.begin)
+        self.size = nquads.BLOCK_BYTES if span is None else span.first_end - span.begin
+
+    def __enter__(self) -> _Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.raw.close()
+
+    def read(self, tail: np.ndarray) -> tuple[np.ndarray, int]:
+        """A new buffer holding ``tail`` and the next chunk, and the chunk's bytes (0 at
+        the end); an ``InputError`` where a compressed file turns out corrupt."""
+        if self.pieces is not None:
+            piece = next(self.pieces, b"")
+            words = _words(len(tail) + len(piece))
+            buf = words.view(np.uint8)
+            buf[: len(tail)] = tail
+            buf[len(tail) : len(tail) + len(piece)] = np.frombuffer(piece, np.uint8)
+            return words, len(piece)
+        size, self.size = self.size, nquads.BLOCK_BYTES
+        words = _words(len(tail) + size)
+        buf = words.view(np.uint8)
+        buf[: len(tail)] = tail
+        view = buf.data[len(tail) : len(tail) + size]
+        got = 0
+        try:
+            while got < size:
+                more = self.raw.readinto(view[got:])
+                if not more:
+                    break
+                got += more
+        except OSError as exc:
+            raise UserError(f"{self.file}: cannot read: {exc.strerror or exc}") from exc
+        return words, got
+
+
+@njit(cache=True, nogil=True)
+def _after_newline(buf: np.ndarray, lo: int, hi: int) -> int:
+    """The offset after the last newline of ``buf[lo:hi]``, 0 if none."""
+    k = hi
+    while k > lo:
+        if buf[k - 1] == _NL:
+            return k
+        k -= 1
+    return 0
+
+
 def _file_pieces(
     file: Path, bad: BadRecords, reading: _Reading, span: _Span | None
 ) -> Iterator[_Piece]:
-    """The events of one N-Quads file (of the range ``span`` only)."""
+    """The events of one N-Quads file (of the range ``span`` only): its segments read and
+    tokenized by a thread of their own (``_segments``), assembled here."""
     reports = bad if span is None else _RangeReports(bad, span)
+    ranged = reports if isinstance(reports, _RangeReports) else None
     assembly = _Columns(file, reports, reading)
     owner = None if span is None else _Owner(span)
     assembly.owner = owner
-    buffer = b""
     line = 1
     block = 0
-    waiting = 0
-    at = 0  # the offset of the buffer's first byte in the file
-    pieces = read_chunks(file, nquads.BLOCK_BYTES) if span is None else span.chunks(file)
-    if span is not None:
-        at = span.begin
-    while True:
-        try:
-            chunk = next(pieces, None)
-        except InputError as exc:
-            bad.report(exc.file, exc.line, exc.reason)
-            break
-        if chunk is None:
-            if buffer:
-                if isinstance(reports, _RangeReports):
-                    reports.reading(buffer, at, line)
-                assembly.read(buffer, line, block, True, not waiting)
-                assembly.keep(block, buffer, line)
+    held = b""  # lines not used: a bad line waits for the lines after it
+    at = 0 if span is None else span.begin  # the offset of the first byte not used
+    for segment in _ahead(_segments(file, span, reading.dictionary)):
+        if segment.error is not None:
+            bad.report(segment.error.file, segment.error.line, segment.error.reason)
+            return
+        fast = not held
+        if held:
+            data = held + segment.data()
+            words = _words(len(data))
+            words.view(np.uint8)[: len(data)] = np.frombuffer(data, np.uint8)
+            segment = _Segment(words, len(data), segment.final)
+        if segment.final:
+            if segment.size:
+                if ranged is not None:
+                    ranged.reading(segment.view, at, line)
+                assembly.read(segment, line, block, fast)
+                assembly.hold(block, segment.view, line)
                 if owner is not None:
-                    owner.block(buffer, at)
-            if isinstance(reports, _RangeReports):
-                reports.done()
+                    owner.block(segment.view, at)
+            if ranged is not None:
+                ranged.done()
             piece = assembly.complete(True)
             if piece is not None:
                 yield piece
-            break
-        buffer += chunk
-        cut = buffer.rfind(b"\n") + 1
-        if cut <= waiting:
-            continue
-        data = buffer[:cut]
-        if isinstance(reports, _RangeReports):
-            reports.reading(data, at, line)
-        used = assembly.read(data, line, block, False, not waiting)
-        waiting = cut if used < cut else 0
+            return
+        if ranged is not None:
+            ranged.reading(segment.view, at, line)
+        used = assembly.read(segment, line, block, fast)
+        held = segment.view[used:].tobytes() if used < segment.size else b""
         if used:
-            assembly.keep(block, data if used == cut else buffer[:used], line)
+            view = segment.view[:used]
+            assembly.hold(block, view, line)
             if owner is not None:
-                owner.block(data[:used], at)
+                owner.block(view, at)
             newlines = assembly.newlines
-            line += buffer.count(b"\n", 0, used) if newlines is None else newlines
-            buffer = buffer[used:]
+            line += int(np.count_nonzero(view == _NL)) if newlines is None else newlines
             at += used
-            waiting = max(0, waiting - used)
-            if isinstance(reports, _RangeReports):
-                reports.done()
+            if ranged is not None:
+                ranged.done()
             piece = assembly.complete(False)
             if piece is not None:
                 yield piece
             block += 1
             if span is not None and at >= span.hi and not assembly.owes():
-                break
+                return
 
 
 # --------------------------------------------------------------------------- byte ranges
@@ -1835,18 +2123,6 @@ class _Span:
             begin = _block_start(raw, min(first * block, size))
             hi = _place(raw, stop, size)
         return cls(lo, hi, begin, min((first + 1) * block, size))
-
-    def chunks(self, path: Path) -> Iterator[bytes]:
-        """The file's bytes from ``begin`` in the whole read's chunks."""
-        with path.open("rb") as raw:
-            raw.seek(self.begin)
-            size = self.first_end - self.begin
-            while True:
-                piece = raw.read(size)
-                if not piece:
-                    return
-                yield piece
-                size = nquads.BLOCK_BYTES
 
     def lines_before(self, path: Path) -> int:
         """The newlines before ``begin``."""
@@ -1907,8 +2183,8 @@ class _Owner:
         self.split: dict[int, tuple[set[str] | None, set[str] | None]] = {}
         """By block number: the graphs named before ``lo`` and before ``hi`` in it."""
 
-    def block(self, data: bytes, at: int) -> None:
-        """Note the next block of the read: ``data``, at offset ``at``."""
+    def block(self, data: np.ndarray, at: int) -> None:
+        """Note the next block of the read: ``data`` (uint8), at offset ``at``."""
         end = at + len(data)
         lo, hi = self.lo, self.hi
         if end <= lo or at >= hi:
@@ -1916,8 +2192,8 @@ class _Owner:
         elif lo <= at and end <= hi:
             self.whole.append(1)
         else:
-            before_lo = _graphs_in(data[: lo - at]) if at < lo else None
-            before_hi = _graphs_in(data[: hi - at]) if hi < end else None
+            before_lo = _graphs_in(data[: lo - at].tobytes()) if at < lo else None
+            before_hi = _graphs_in(data[: hi - at].tobytes()) if hi < end else None
             self.split[len(self.whole)] = (before_lo, before_hi)
             self.whole.append(2)
 
@@ -1962,11 +2238,13 @@ class _RangeReports(BadRecords):
         self.filtering = False
         self._offset: int | None = None
 
-    def reading(self, data: bytes, at: int, line: int) -> None:
-        """Lines from ``line`` (``data`` at offset ``at``) are read: filter their reports."""
+    def reading(self, data: np.ndarray, at: int, line: int) -> None:
+        """Lines from ``line`` (``data``, uint8, at offset ``at``) are read: filter their
+        reports."""
         for k, place in enumerate((self.span.lo, self.span.hi)):
             if self.lines[k] is None and place < at + len(data):
-                self.lines[k] = line + data.count(b"\n", 0, max(0, place - at))
+                before = data[: max(0, place - at)]
+                self.lines[k] = line + int(np.count_nonzero(before == _NL))
         self.filtering = True
 
     def done(self) -> None:

@@ -20,11 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
 from rsep.rdf.terms import Term, to_nt
@@ -39,6 +41,7 @@ __all__ = [
     "TermDictionary",
     "TextIndex",
     "TypedValues",
+    "rehash",
     "text_bytes",
 ]
 
@@ -288,10 +291,11 @@ class TextIndex:
     ) -> np.ndarray:
         """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` of ``words``, -1
         if absent (row ``r`` compared first with its ``depths[r]`` rows before)."""
-        return _find(words, lo, hi, self._table(), depths)
+        return _find(words, lo, hi, self.table(), depths)
 
-    def _table(self) -> tuple[np.ndarray, ...]:
-        """The arrays the kernels read."""
+    def table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays the kernels read (``probe``): slots, hashes, starts, values, arena;
+        read them under the dictionary's lock, as additions change them."""
         return self.slots, self.hashes, self.starts, self.values, self.arena
 
     def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> None:
@@ -313,8 +317,8 @@ class TextIndex:
             self.arena = arena
         if 2 * need > len(self.slots):
             self.slots = np.full(1 << (2 * need).bit_length(), -1, np.int32)
-            _rehash(self.slots, self.hashes, size)
-        _insert(words, lo, hi, self._table(), size)
+            rehash(self.slots, self.hashes, size)
+        _insert(words, lo, hi, self.table(), size)
         self.values[size:need] = values
         self.size = need
 
@@ -322,23 +326,33 @@ class TextIndex:
 _NO_DEPTHS = np.zeros(1, np.int64)
 
 
-@njit(inline="always")
-def word_at(words: np.ndarray, at: int) -> np.uint64:
-    """The 8 bytes from byte ``at`` of ``words`` as one little-endian word."""
-    q = at >> 3
-    r = at & 7
-    if r == 0:
-        aligned: np.uint64 = words[q]
-        return aligned
-    shift = np.uint64(8 * r)
-    word: np.uint64 = (words[q] >> shift) | (words[q + 1] << (np.uint64(64) - shift))
-    return word
+def _load_word(typingctx: Any, words: Any, at: Any) -> Any:
+    """Typing and code of ``word_at``: one unaligned 8-byte load."""
+    if not isinstance(words, types.Array) or not isinstance(at, types.Integer):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        byte = context.get_value_type(types.uint8).as_pointer()
+        word = context.get_value_type(types.uint64).as_pointer()
+        offset = context.cast(builder, args[1], signature.args[1], types.intp)
+        pointer = builder.bitcast(builder.gep(builder.bitcast(array.data, byte), [offset]), word)
+        return builder.load(pointer, align=1)
+
+    return types.uint64(words, at), codegen
+
+
+word_at: Any = intrinsic(_load_word)
+"""``word_at(words, at)``: the 8 bytes from byte ``at`` of the array ``words`` as one
+little-endian word, by one unaligned load (x86-64 and AArch64 allow them); the caller
+keeps ``at + 8`` within the array."""
 
 
 @njit(inline="always")
 def head_at(words: np.ndarray, at: int, n: int) -> np.uint64:
     """The first ``n`` (< 8) bytes from byte ``at`` as a word."""
-    return word_at(words, at) & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))
+    head: np.uint64 = word_at(words, at) & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))
+    return head
 
 
 @njit(inline="always")
@@ -380,6 +394,37 @@ def recent_same(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int, depth
     return -1
 
 
+@njit(inline="always")
+def _probe(
+    words: np.ndarray,
+    a: int,
+    length: int,
+    slots: np.ndarray,
+    hashes: np.ndarray,
+    starts: np.ndarray,
+    values: np.ndarray,
+    arena: np.ndarray,
+) -> int:
+    """The value of the ``length`` bytes from byte ``a`` of ``words`` in a ``TextIndex``
+    (its arrays, ``TextIndex.table``), or -1: a hash finds the candidates, bytes decide."""
+    h = hash_bytes(words, a, length)
+    mask = np.uint64(slots.shape[0] - 1)
+    slot = h & mask
+    while True:
+        entry = slots[slot]
+        if entry < 0:
+            return -1
+        at = starts[entry]
+        if (
+            hashes[entry] == h
+            and starts[entry + 1] - at == length
+            and same_bytes(arena, at, words, a, length)
+        ):
+            found: int = values[entry]
+            return found
+        slot = (slot + np.uint64(1)) & mask
+
+
 @njit(cache=True, nogil=True)
 def _find(
     words: np.ndarray,
@@ -393,7 +438,6 @@ def _find(
     before)."""
     slots, hashes, starts, values, arena = table
     out = np.empty(lo.shape, np.int32)
-    mask = np.uint64(slots.shape[0] - 1)
     for r in range(lo.shape[0]):
         row_lo = lo[r]
         row_hi = hi[r]
@@ -403,23 +447,7 @@ def _find(
                 out[r, i] = out[r, same]
                 continue
             a = row_lo[i]
-            length = row_hi[i] - a
-            h = hash_bytes(words, a, length)
-            slot = h & mask
-            out[r, i] = -1
-            while True:
-                entry = slots[slot]
-                if entry < 0:
-                    break
-                at = starts[entry]
-                if (
-                    hashes[entry] == h
-                    and starts[entry + 1] - at == length
-                    and same_bytes(arena, at, words, a, length)
-                ):
-                    out[r, i] = values[entry]
-                    break
-                slot = (slot + np.uint64(1)) & mask
+            out[r, i] = _probe(words, a, row_hi[i] - a, slots, hashes, starts, values, arena)
     return out
 
 
@@ -449,7 +477,7 @@ def _insert(
 
 
 @njit(cache=True, nogil=True)
-def _rehash(slots: np.ndarray, hashes: np.ndarray, size: int) -> None:
+def rehash(slots: np.ndarray, hashes: np.ndarray, size: int) -> None:
     """Put the ``size`` entries of ``hashes`` in empty ``slots``."""
     mask = np.uint64(slots.shape[0] - 1)
     for entry in range(size):
