@@ -45,7 +45,6 @@ __all__ = [
     "NEXT",
     "STATUS_OK",
     "STATUS_TOO_MANY_RUNS",
-    "STATUS_UNDECIDED",
     "STRICT",
     "Carried",
     "run_partitions",
@@ -54,7 +53,7 @@ __all__ = [
 STRICT, NEXT, ANY = 0, 1, 2
 """The event selection strategy in front of a step (SPAseq Defs. 10-12)."""
 
-STATUS_OK, STATUS_TOO_MANY_RUNS, STATUS_UNDECIDED = 0, 1, 2
+STATUS_OK, STATUS_TOO_MANY_RUNS = 0, 1
 
 NO_END = np.iinfo(np.int64).max
 """A window without end (no WITHIN)."""
@@ -179,6 +178,29 @@ def _compact(runs: np.ndarray, n_g: int, rows: np.ndarray, n_r: int) -> tuple[in
 
 
 @njit(cache=True)
+def _verdict(
+    f: int,
+    key: np.ndarray,
+    known_f: np.ndarray,
+    known_rows: np.ndarray,
+    known_value: np.ndarray,
+) -> int:
+    """The verdict given for FILTER ``f`` on the values ``key`` (1 holds, 0 not), 2 when
+    none was given (a scan: only rows no program decides come here)."""
+    for k in range(known_f.shape[0]):
+        if known_f[k] != f:
+            continue
+        same = True
+        for z in range(key.shape[0]):
+            if known_rows[k, z] != key[z]:
+                same = False
+                break
+        if same:
+            return int(known_value[k])
+    return 2
+
+
+@njit(cache=True)
 def run_partitions(
     ev_time: np.ndarray,
     ev_stream: np.ndarray,
@@ -202,6 +224,10 @@ def run_partitions(
     f_hi: np.ndarray,
     f_mask: np.ndarray,
     f_nmask: np.ndarray,
+    f_used: np.ndarray,
+    known_f: np.ndarray,
+    known_rows: np.ndarray,
+    known_value: np.ndarray,
     ops: np.ndarray,
     args: np.ndarray,
     kind: np.ndarray,
@@ -222,8 +248,13 @@ def run_partitions(
     (sorted by partition). Steps are BOps over operands (``step_op_lo..hi``), each
     operand a GPM with its solutions (``sol_ptr[gpm, event]``) and deferred FILTERs.
     Returns the matches (mapping rows; ``t1, t2, partition`` per row), the runs carried
-    out and their rows, a status (:data:`STATUS_OK`, or why it stopped) and the partition
-    it stopped in.
+    out and their rows, a status (:data:`STATUS_OK`, or why it stopped), the partition
+    it stopped in, and the FILTER rows no program nor verdict decided.
+
+    A deferred FILTER a program cannot decide is looked up among the verdicts given
+    (``known_*``: the FILTER and the values of the variables it reads, ``f_used``, others
+    -2); one not there is recorded and taken as not holding for now: the caller decides
+    those exactly and runs the batch again from the same runs with their verdicts.
 
     Array views and calls that take arrays are kept out of the loops over runs and
     solutions (each costs atomic reference counts), and buffers grow before a run's step
@@ -261,6 +292,9 @@ def run_partitions(
     choice = np.empty(most, np.int64)
     status = STATUS_OK
     stopped = -1
+    undecided_f = np.empty(16, np.int64)  # FILTER rows to decide: the FILTER, its values
+    undecided = np.empty((16, width), np.int32)
+    n_u = 0
 
     n_pe = pe_event.shape[0]
     n_c = carried.shape[0]
@@ -375,11 +409,23 @@ def run_partitions(
                                         ints,
                                         floats,
                                     )
+                                    if verdict == 2:  # its verdict, or to be decided
+                                        for z in range(width):
+                                            scratch[z] = scratch[z] if f_used[f, z] else -2
+                                        verdict = _verdict(
+                                            f, scratch, known_f, known_rows, known_value
+                                        )
+                                        if verdict == 2:
+                                            if n_u + 1 > undecided.shape[0]:
+                                                undecided = _grow(undecided, n_u + 1)
+                                                undecided_f = _grow1(undecided_f, n_u + 1)
+                                            for z in range(width):
+                                                undecided[n_u, z] = scratch[z]
+                                            undecided_f[n_u] = f
+                                            n_u += 1
+                                            verdict = 0
                                     if verdict != 1:
                                         break
-                                if verdict == 2:
-                                    status = STATUS_UNDECIDED
-                                    stopped = q
                                 if verdict != 1:
                                     continue
                                 for z in range(width):
@@ -560,4 +606,13 @@ def run_partitions(
             out[n_o, ROW_START] = n_or
             n_or += count
             n_o += 1
-    return matches[:n_m], times[:n_m], out[:n_o], out_rows[:n_or], status, stopped
+    return (
+        matches[:n_m],
+        times[:n_m],
+        out[:n_o],
+        out_rows[:n_or],
+        status,
+        stopped,
+        undecided_f[:n_u],
+        undecided[:n_u],
+    )

@@ -44,8 +44,15 @@ from rsep.algebra.plan import Ask, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.engine import automaton
 from rsep.engine.batch import TripleBatch, batches_of
-from rsep.engine.expression import evaluate_rows
-from rsep.engine.pattern import CompiledGpm, Solutions, compile_gpm, kb_table, solutions
+from rsep.engine.expression import BOUND, PUSH_VAR, evaluate_rows
+from rsep.engine.pattern import (
+    CompiledGpm,
+    Filter,
+    Solutions,
+    compile_gpm,
+    kb_table,
+    solutions,
+)
 from rsep.engine.projection import Answer, Output
 from rsep.engine.query import IncrementalQuery
 from rsep.engine.terms import KIND_LITERAL, TermDictionary
@@ -75,8 +82,9 @@ _KINDS = {
 
 
 class Undecided(Exception):
-    """A FILTER that needs a run's bindings met values its program cannot decide: the
-    caller evaluates the query on the exact path instead."""
+    """Never raised any more (FILTER rows no program decides are decided exactly row by
+    row, :meth:`SequenceQuery._decide`): kept only until ``rsep.cli.run`` and
+    ``rsep.spark.columnar`` stop catching it."""
 
 
 @dataclass
@@ -440,6 +448,8 @@ class SequenceQuery(IncrementalQuery):
         masks: list[list[int]] = []
         step_lo: list[int] = []
         step_hi: list[int] = []
+        self_used: list[np.ndarray] = []
+        deferred: list[Filter] = []
         at = 0
         for c in self.compiled:
             step_lo.append(len(f_lo))
@@ -451,11 +461,23 @@ class SequenceQuery(IncrementalQuery):
                 at += len(f.program.ops)
                 f_hi.append(at)
                 masks.append(sorted(self.slots[v] for v in f.hidden))
+                used = np.zeros(self.width, np.int8)  # the slots its program reads
+                reads = (f.program.ops == PUSH_VAR) | (f.program.ops == BOUND)
+                slots = f.program.args[reads]
+                used[slots[slots >= 0]] = 1
+                self_used.append(used)
+                deferred.append(f)
             step_hi.append(len(f_lo))
         self.ops = np.concatenate(ops).astype(np.int32) if ops else np.zeros(0, np.int32)
         self.args = np.concatenate(args).astype(np.int64) if args else np.zeros(0, np.int64)
         self.f_lo = np.array(f_lo, np.int64)
         self.f_hi = np.array(f_hi, np.int64)
+        self.f_used = np.stack(self_used) if self_used else np.zeros((0, self.width), np.int8)
+        self.deferred = tuple(deferred)
+        # the exact verdicts of FILTER rows no program decides, by FILTER and values
+        self._known_f = np.zeros(0, np.int64)
+        self._known_rows = np.zeros((0, self.width), np.int32)
+        self._known_value = np.zeros(0, np.int8)
         widest = max((len(m) for m in masks), default=0)
         self.f_mask = np.zeros((len(masks), max(widest, 1)), np.int32)
         for i, m in enumerate(masks):
@@ -747,49 +769,55 @@ class SequenceQuery(IncrementalQuery):
             ptr[j, 0] = offset
             offset += len(s.event)
         sol = np.concatenate(tables) if offset else np.zeros((0, self.width), np.int32)
-        stored = self._stored()
-        values = self.dictionary.values
-        out = automaton.run_partitions(
-            ev_time,
-            ev_stream,
-            pe_event,
-            pe_part,
-            self.step_op_lo,
-            self.step_op_hi,
-            self.step_conj,
-            self.step_kleene,
-            self.step_strategy,
-            self.step_again,
-            self.op_gpm,
-            self.op_stream,
-            ptr,
-            np.ascontiguousarray(sol),
-            self.gpm_bind,
-            self.gpm_nbind,
-            self.gpm_f_lo,
-            self.gpm_f_hi,
-            self.f_lo,
-            self.f_hi,
-            self.f_mask,
-            self.f_nmask,
-            self.ops,
-            self.args,
-            values.kind,
-            values.numeric,
-            values.number,
-            values.exact,
-            stored,
-            self.t0,
-            self.within,
-            self.partitions.starts(),
-            self._carried.runs,
-            self._carried.rows,
-            int(chunk.time[-1]),
-            self.max_runs,
-        )
-        m_rows, times, runs, run_rows, status, where = out
-        if status == automaton.STATUS_UNDECIDED:
-            raise Undecided(f"a FILTER of partition {where} needs the exact path")
+        while True:  # again while FILTER rows no program decides come up
+            stored = self._stored()
+            values = self.dictionary.values
+            out = automaton.run_partitions(
+                ev_time,
+                ev_stream,
+                pe_event,
+                pe_part,
+                self.step_op_lo,
+                self.step_op_hi,
+                self.step_conj,
+                self.step_kleene,
+                self.step_strategy,
+                self.step_again,
+                self.op_gpm,
+                self.op_stream,
+                ptr,
+                np.ascontiguousarray(sol),
+                self.gpm_bind,
+                self.gpm_nbind,
+                self.gpm_f_lo,
+                self.gpm_f_hi,
+                self.f_lo,
+                self.f_hi,
+                self.f_mask,
+                self.f_nmask,
+                self.f_used,
+                self._known_f,
+                self._known_rows,
+                self._known_value,
+                self.ops,
+                self.args,
+                values.kind,
+                values.numeric,
+                values.number,
+                values.exact,
+                stored,
+                self.t0,
+                self.within,
+                self.partitions.starts(),
+                self._carried.runs,
+                self._carried.rows,
+                int(chunk.time[-1]),
+                self.max_runs,
+            )
+            m_rows, times, runs, run_rows, status, _, open_f, open_rows = out
+            if len(open_f) == 0 or status != automaton.STATUS_OK:
+                break
+            self._decide(open_f, open_rows)
         if status == automaton.STATUS_TOO_MANY_RUNS:
             raise UserError(
                 f"more than max_runs = {self.max_runs} runs of the automaton are open at once: "
@@ -799,6 +827,25 @@ class SequenceQuery(IncrementalQuery):
         self.stats.matches += len(m_rows)
         self.stats.partitions = len(self.partitions)
         return m_rows, times[:, 0], times[:, 1]
+
+    def _decide(self, f: np.ndarray, rows: np.ndarray) -> None:
+        """The exact verdicts of deferred FILTER rows no program decided (the values of the
+        variables each reads, the others -2), by pyoxigraph as the oracle evaluates them
+        (SPARQL 1.1 sec. 17; an unbound variable is an error), kept for the kernel."""
+        keys, _ = unique_rows(np.concatenate([f[:, None].astype(np.int32), rows], axis=1))
+        verdicts = np.empty(len(keys), np.int8)
+        for k, key in enumerate(keys.tolist()):
+            mu = {
+                name: self.dictionary.term(key[1 + slot])
+                for name, slot in self.slots.items()
+                if key[1 + slot] >= 0
+            }
+            holds = self.matcher.holds(to_sparql(self.deferred[key[0]].expr), Mu(mu))
+            verdicts[k] = 1 if holds else 0
+        self.stats.inexact_rows += len(keys)
+        self._known_f = np.concatenate([self._known_f, keys[:, 0].astype(np.int64)])
+        self._known_rows = np.concatenate([self._known_rows, keys[:, 1:]])
+        self._known_value = np.concatenate([self._known_value, verdicts])
 
     def _results(
         self, m_rows: np.ndarray, t1: np.ndarray, t2: np.ndarray, instants: np.ndarray
