@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from rsep.engine.terms import (
@@ -21,7 +22,9 @@ from rsep.engine.terms import (
     KIND_TRIPLE,
     NOT_NUMERIC,
     TermDictionary,
+    put_word,
     text_bytes,
+    word_at,
 )
 from rsep.rdf.terms import XSD, parse_term, to_nt
 from rsep.rdf.values import NumericValue, value_of
@@ -240,3 +243,25 @@ def test_a_fresh_dictionary_meets_texts_of_every_length() -> None:
     assert ids.tolist() == list(range(len(texts)))
     assert dictionary.encode(texts[::-1]).tolist() == list(range(len(texts)))[::-1]
     assert [dictionary.lookup(text) for text in texts[:100]] == list(range(100))
+
+
+@njit
+def _words_moved(source: np.ndarray, target: np.ndarray, at: int, to: int) -> int:
+    word = word_at(source, at)
+    put_word(target, to, word)
+    result: int = word
+    return result
+
+
+def test_unaligned_words_read_and_written_at_every_offset() -> None:
+    """``word_at`` reads the 8 bytes from any byte as a little-endian word and ``put_word``
+    writes them at any byte, leaving the others as they were."""
+    source = np.arange(40, dtype=np.uint8) * 7 + 1
+    for at in range(32):
+        for to in range(32):
+            target = np.zeros(40, np.uint8)
+            word = _words_moved(source, target, at, to)
+            assert word == int.from_bytes(source[at : at + 8].tobytes(), "little")
+            expected = np.zeros(40, np.uint8)
+            expected[to : to + 8] = source[at : at + 8]
+            assert target.tolist() == expected.tolist()

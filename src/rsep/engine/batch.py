@@ -38,6 +38,7 @@ from rsep.engine.terms import (
     KIND_IRI,
     TermDictionary,
     hash_bytes,
+    put_word,
     recent_same,
     rehash,
     same_bytes,
@@ -1005,15 +1006,20 @@ def _gather(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray
     offsets[0] = 0
     for i in range(n):
         offsets[i + 1] = offsets[i] + hi[i] - lo[i]
-    data = np.empty(offsets[n], np.uint8)
+    data = np.empty(offsets[n] + 8, np.uint8)  # a word at a time, the next text after
     for i in range(n):
-        data[offsets[i] : offsets[i + 1]] = buf[lo[i] : hi[i]]
-    return offsets, data
+        at = offsets[i]
+        for k in range(0, hi[i] - lo[i], 8):
+            put_word(data, at + k, word_at(buf, lo[i] + k))
+    return offsets, data[: offsets[n]]
 
 
 def _strings(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
     """The byte strings from ``lo[i]`` to ``hi[i]`` of a block (whole UTF-8 texts)."""
     offsets, data = _gather(words.view(np.uint8), lo, hi)
+    if offsets[-1] < 1 << 31:
+        small = offsets.astype(np.int32)
+        return pa.StringArray.from_buffers(len(lo), pa.py_buffer(small), pa.py_buffer(data))
     texts = pa.LargeStringArray.from_buffers(len(lo), pa.py_buffer(offsets), pa.py_buffer(data))
     return texts.cast(pa.string())
 

@@ -41,6 +41,7 @@ __all__ = [
     "TermDictionary",
     "TextIndex",
     "TypedValues",
+    "put_word",
     "rehash",
     "text_bytes",
 ]
@@ -346,6 +347,34 @@ word_at: Any = intrinsic(_load_word)
 """``word_at(words, at)``: the 8 bytes from byte ``at`` of the array ``words`` as one
 little-endian word, by one unaligned load (x86-64 and AArch64 allow them); the caller
 keeps ``at + 8`` within the array."""
+
+
+def _store_word(typingctx: Any, words: Any, at: Any, word: Any) -> Any:
+    """Typing and code of ``put_word``: one unaligned 8-byte store."""
+    if not (
+        isinstance(words, types.Array)
+        and isinstance(at, types.Integer)
+        and isinstance(word, types.Integer)
+    ):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        byte = context.get_value_type(types.uint8).as_pointer()
+        pointee = context.get_value_type(types.uint64)
+        offset = context.cast(builder, args[1], signature.args[1], types.intp)
+        value = context.cast(builder, args[2], signature.args[2], types.uint64)
+        pointer = builder.gep(builder.bitcast(array.data, byte), [offset])
+        builder.store(value, builder.bitcast(pointer, pointee.as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return types.none(words, at, word), codegen
+
+
+put_word: Any = intrinsic(_store_word)
+"""``put_word(words, at, word)``: write the 8 bytes of ``word`` (little-endian) from
+byte ``at`` of the array ``words``, by one unaligned store; the caller keeps ``at + 8``
+within the array."""
 
 
 @njit(inline="always")
