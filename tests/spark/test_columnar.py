@@ -5,11 +5,13 @@ NASDAQ bars, against the oracle and the in-process engine (``--engine local``)."
 
 from __future__ import annotations
 
+import random
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pytest
 from pyoxigraph import Triple
 from test_replay import (
@@ -26,12 +28,23 @@ from test_replay import (
 
 from rsep.algebra.plan import Plan
 from rsep.cli.run import run_files
+from rsep.engine.batch import merge_batches, read_batches
 from rsep.engine.sequence import columnar_reason
+from rsep.engine.terms import TermDictionary
 from rsep.errors import BadRecords, OnError, UserError
+from rsep.rdf.event import Event
 from rsep.rdf.formats import read_events, write_events
 from rsep.semantics.graph import read_graph
-from rsep.spark.columnar import columnar_replay
+from rsep.spark.columnar import (
+    ReaderTerms,
+    _Merge,
+    _piece_schema,
+    _predicates,
+    _Router,
+    columnar_replay,
+)
 from rsep.spark.job import Job, StreamInput
+from rsep.spark.partition import choose_scheme
 from rsep.spark.replay import run_on_spark
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -272,20 +285,16 @@ def test_vshape_small_against_the_oracle(spark: SparkSession, tmp_path: Path) ->
 def test_triples_no_pattern_matches_are_not_shipped() -> None:
     """Only triples whose predicate some GPM's pattern names are shipped to the engine's
     tasks (no other can be in a solution, Def. 7); a variable predicate ships them all."""
-    from rsep.spark.columnar import _predicates
-
-    assert _predicates(compiled(PARTITIONED)) == {f"<{EX}price>", f"<{EX}alert>"}
+    assert _predicates(compiled(PARTITIONED)) == frozenset({f"<{EX}price>", f"<{EX}alert>"})
     anything = PARTITIONED.replace("?n ex:alert ?level", "?n ?what ?level")
     assert _predicates(compiled(anything)) is None
 
 
-def test_undecided_filter_falls_back(spark: SparkSession, tmp_path: Path) -> None:
-    """Decimal prices a double cannot tell apart: the kernel cannot decide ``?p2 < ?p1``
-    (Undecided), so ``columnar_replay`` gives None and ``run_on_spark`` answers on the
-    per-event path, with the oracle's results."""
+def test_filter_rows_no_program_decides(spark: SparkSession, tmp_path: Path) -> None:
+    """Decimal prices a double cannot tell apart: the programs cannot decide ``?p2 < ?p1``,
+    so those rows are decided exactly inside the tasks (and counted): the oracle's
+    results on the columnar path."""
     from pyoxigraph import Literal, NamedNode
-
-    from rsep.rdf.event import Event
 
     decimal = NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
     prices = ["1.00000000000000003", "1.00000000000000002", "1.00000000000000001"]
@@ -299,10 +308,95 @@ def test_undecided_filter_falls_back(spark: SparkSession, tmp_path: Path) -> Non
     ]
     plan = compiled(STRICT_KEYLESS)
     inputs = [StreamInput(write_parts(events, tmp_path / "decimals", 1))]
-    assert columnar_replay(spark, plan, inputs) is None
+    found = run(spark, plan, inputs)
     expected = oracle(plan, events)
     assert len(expected) == 2
-    assert canonical(run_on_spark(plan, inputs)) == expected
+    assert canonical(found.results) == expected
+    assert found.answers.inexact_rows
+
+
+# Pieces of several read tasks ------------------------------------------------------------
+
+
+def interleaved(seed: int, files: int, tmp_path: Path) -> tuple[list[Event], list[StreamInput]]:
+    """The random market with three events an instant, each event written to one of
+    ``files`` N-Quads files chosen at random (each file in time order, the files
+    interleaving in time and sharing instants)."""
+    rng = random.Random(seed)
+    events = [
+        Event.point(e.stream, 1000 * (k // 3), e.graph, e.id)
+        for k, e in enumerate(market(seed, 150))
+    ]
+    chosen: list[list[Event]] = [[] for _ in range(files)]
+    for event in events:
+        chosen[rng.randrange(files)].append(event)
+    inputs = []
+    for index, part in enumerate(chosen):
+        path = tmp_path / f"input-{index}.nq"
+        write_events(part, path, "nquads", with_stream=True)
+        inputs.append(StreamInput(path))
+    return events, inputs
+
+
+def test_pieces_merge_into_time_order(tmp_path: Path) -> None:
+    """Pieces of three read tasks (each its own dictionary, batches of 4 events), sorted by
+    least time, task and rank as the job's sort puts them, come out of ``_Merge`` in
+    batches of about 5 events as every event once, in order of time, task and position:
+    the order in which the in-process engine reads the three inputs
+    (``merge_batches``), each event with the triples whose predicate a GPM names."""
+    events, inputs = interleaved(11, 3, tmp_path)
+    plan = compiled(PARTITIONED.replace("PARTITION BY (?company)", ""))
+    scheme = choose_scheme(plan, 1)
+    rows: list[dict[str, Any]] = []
+    for task, item in enumerate(inputs):
+        router = _Router(scheme, {}, None)
+        for seq, batch in enumerate(
+            read_batches(item.path, None, router.dictionary, batch_events=4)
+        ):
+            pieces = router.pieces(batch, task, seq, task)
+            terms = router.terms(task)
+            for table in (terms, pieces):
+                rows += [] if table is None else table.to_pylist()
+    assert len({row["task"] for row in rows if row["terms"] is None}) == 3
+    rows.sort(key=lambda row: (row["part"], row["t_min"], row["task"], row["seq"]))
+    dictionary = TermDictionary()
+    merge = _Merge(ReaderTerms(dictionary), batch_events=5)
+    slices = (
+        pa.RecordBatch.from_pylist(rows[i : i + 7], _piece_schema()) for i in range(0, len(rows), 7)
+    )
+    merged = list(merge.batches(slices))
+    assert len(merged) > 10, "the merge should pass events on before the last piece"
+    assert merge.events == len(events)
+    local = TermDictionary()
+    used = _predicates(plan)
+    assert used is not None
+    expected = [
+        Event(
+            e.stream, e.t_start, e.t_end, frozenset(t for t in e.graph if str(t.predicate) in used)
+        )
+        for b in merge_batches([read_batches(i.path, None, local) for i in inputs])
+        for e in b.events(local)
+    ]  # with only the triples some GPM can match
+    found = [e for b in merged for e in b.events(dictionary)]
+    assert found == expected
+    assert [e.t_end for e in found] == sorted(e.t_end for e in events)
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_interleaving_read_tasks(spark: SparkSession, tmp_path: Path, partitions: int) -> None:
+    """Three inputs read by their own tasks in batches of 3 events, interleaving in time
+    and sharing instants, their pieces merged in each partition: the in-process engine's
+    answers and the oracle's, with and without PARTITION BY."""
+    events, inputs = interleaved(12, 3, tmp_path)
+    text = PARTITIONED if partitions > 1 else PARTITIONED.replace("PARTITION BY (?company)", "")
+    plan = compiled(text)
+    expected = oracle(plan, events)
+    assert expected, "the random market should give matches"
+    assert local(plan, inputs) == expected
+    found = columnar_replay(spark, plan, inputs, partitions=partitions, batch_events=3)
+    assert found is not None and found.scheme.partitions == partitions
+    assert canonical(found.results) == expected
+    assert found.events == len(events)
 
 
 def test_large_n_quads_file_read_by_byte_ranges(spark: SparkSession, tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Columnar replay on Spark: a SPAseq sequence of GPMs (SPAseq Defs. 7-16) evaluated by the
 columnar engine (:class:`rsep.engine.sequence.SequenceQuery`) inside Spark tasks, for the
-plans :func:`~rsep.engine.sequence.columnar_reason` takes (issue 15, item 5).
+plans :func:`~rsep.engine.sequence.columnar_reason` takes.
 
 The job (docs/architecture.md, "5. Spark"):
 
@@ -10,11 +10,7 @@ The job (docs/architecture.md, "5. Spark"):
    (:func:`rsep.engine.batch.split_ranges`, one per engine partition), each read by its
    own task (``read_batches(..., byte_range=...)`` gives each event of the file to
    exactly one range). Each task reads with :func:`rsep.engine.batch.read_batches`
-   straight into :class:`~rsep.engine.batch.TripleBatch`es. Events are rows
-   :data:`EVENT_SCHEMA`, the triples as the task's term ids (int32 ``s, p, o`` in
-   bytes); the texts of its
-   ids travel once, in rows of their own sent to every partition ahead of the events
-   (:class:`ReaderTerms` maps them to each partition's dictionary).
+   straight into :class:`~rsep.engine.batch.TripleBatch`es.
 2. **Route.** With ``PARTITION BY`` (and a scheme that partitions,
    :func:`rsep.spark.partition.choose_scheme`), the read task finds each event's keys with
    :meth:`SequenceQuery.event_keys` (each GPM alone on the event, SPAseq choice 9) and
@@ -22,10 +18,16 @@ The job (docs/architecture.md, "5. Spark"):
    a CRC-32 of the key's texts); an event without a key goes to every partition, where it
    still breaks strict contiguity. Without ``PARTITION BY`` everything is one partition:
    a sequence relates consecutive instants of the whole streamset (Def. 12), so no event
-   can be evaluated apart from the others.
-3. **Evaluate.** The rows are repartitioned (a Spark task per partition), sorted by time,
-   input and position, and each partition's events run through one ``SequenceQuery`` of
-   the scheme's plan (``SELECT *`` when partitioned) in ``mapInArrow``; its answers pass
+   can be evaluated apart from the others. A batch's events of one partition leave as
+   one row, a *piece* (:data:`PIECE_SCHEMA`: the events as one Arrow IPC buffer of the
+   task's term ids); the texts of its ids travel once, in rows of their own sent to
+   every partition ahead of the events (:class:`ReaderTerms` maps them to each
+   partition's dictionary).
+3. **Evaluate.** The pieces are repartitioned (a Spark task per partition) and sorted by
+   their least time, task and rank; each partition's pieces are merged into time order
+   (:class:`_Merge`: an event is passed on once no later piece can hold an earlier one)
+   and run through one ``SequenceQuery`` of the scheme's plan (``SELECT *`` when
+   partitioned) in ``mapInArrow``; its answers pass
    :class:`~rsep.spark.partition.PartitionOutput` (answers of owned keys, the user's
    projection and IStream) and leave as rows :data:`rsep.spark.job.ANSWER_SCHEMA`, with
    a count row per partition (events read, FILTER rows evaluated exactly).
@@ -34,9 +36,8 @@ The job (docs/architecture.md, "5. Spark"):
    the counts, then the answers' JSON Lines texts in time order, one Spark partition at a
    time (:func:`rsep.spark.job.stream_answers`); never the events.
 
-A FILTER the kernel cannot decide (:class:`~rsep.engine.sequence.Undecided`) or an input
-this path does not read (CSR-Bench folders, time-varying graphs) gives ``None``: the
-caller runs :mod:`rsep.spark.replay` instead.
+An input this path does not read (CSR-Bench folders, time-varying graphs) gives ``None``:
+the caller runs :mod:`rsep.spark.replay` instead.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from bisect import insort
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import groupby
 from pathlib import Path
@@ -59,12 +61,14 @@ from rsep.algebra.plan import Plan
 from rsep.engine.batch import (
     STORE,
     TripleBatch,
+    _in_time_order,
+    _split,
     is_store,
     read_batches,
     split_ranges,
     store_files,
 )
-from rsep.engine.sequence import SequenceQuery, Undecided, columnar_reason
+from rsep.engine.sequence import SequenceQuery, columnar_reason
 from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
 from rsep.rdf.formats import Format, detect_format
@@ -91,29 +95,40 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
-    "EVENT_SCHEMA",
+    "PIECE_SCHEMA",
     "ReaderTerms",
     "columnar_replay",
-    "event_frame",
     "on_stream",
+    "piece_frame",
 ]
 
-EVENT_SCHEMA = (
-    "part int, home boolean, task int, reader int, ordinal long, stream string, "
-    "t_start long, t_end long, triples binary, terms array<string>"
+PIECE_SCHEMA = (
+    "part int, t_min long, task int, seq long, reader int, home long, "
+    "streams array<string>, terms array<string>, events binary"
 )
-"""Events as rows: the partition the row goes to (``home``: the event's first row, so
-that each event is counted once), the read task and the event's position in it, the
-Spark task that read it (``reader``, whose dictionary its ids are in), its stream and
-times, and its triples' term ids (int32 ``s, p, o`` after one another, native byte
-order: one binary value is cheaper for Spark to sort and ship than lists). A row with
-``terms`` (and no triples)
-holds the texts of the reader's ids ``ordinal``, ``ordinal + 1``, …, sent to every
-partition at time :data:`_DICTIONARY_TIME`, so that each partition reads the texts before
-any event."""
+"""Events as rows, one per read batch and partition (a *piece*): the partition it goes to,
+the least time of its events, the read task and the batch's rank in it, the Spark task
+that read it (``reader``, whose dictionary its ids are in), how many of its events have
+this partition as their home (each event is counted once), the read's stream names, and
+its events as one Arrow IPC record batch :data:`_EVENTS` (``events``). A row with
+``terms`` (and no events) holds the texts of the reader's ids ``seq``, ``seq + 1``, …,
+sent to every partition at time :data:`_DICTIONARY_TIME`, so that each partition reads
+the texts before any event. Few large rows: the JVM ships and sorts pieces, not events."""
+
+_EVENTS = pa.schema(
+    [
+        ("stream", pa.int32()),
+        ("t_start", pa.int64()),
+        ("t_end", pa.int64()),
+        ("ordinal", pa.int64()),
+        ("triples", pa.binary()),
+    ]
+)
+"""A piece's events: the index of its stream in the row's ``streams``, its times, its
+position in its read task, and its triples' term ids (int32 ``s, p, o`` after one
+another, native byte order)."""
 
 _DICTIONARY_TIME = -(1 << 63)
-_UNDECIDED = "RSEP_UNDECIDED:"
 _EVENTS_PER_BATCH = 16_384
 
 
@@ -125,9 +140,11 @@ def columnar_replay(
     until: int | None = None,
     *,
     partitions: int | None = None,
+    batch_events: int = _EVENTS_PER_BATCH,
 ) -> Job | None:
     """Evaluate ``plan`` over ``inputs`` with the columnar engine in Spark tasks (module
-    docstring); ``None`` when the plan, an input or a FILTER needs the per-event path."""
+    docstring), reading batches of ``batch_events`` events; ``None`` when the plan or an
+    input needs the per-event path."""
     if columnar_reason(plan) is not None:
         return None
     static = _static(graphs or {})
@@ -138,15 +155,9 @@ def columnar_replay(
         return None
     SequenceQuery(plan, static)  # refuse missing graphs before Spark starts
     scheme = choose_scheme(plan, partitions or shuffle_partitions(spark))
-    frame = event_frame(spark, listing, scheme, static, until)
-    answers = merged(_evaluate(frame, scheme, static, until), scheme.partitioned)
-    try:
-        found = stream_answers(answers)
-    except Exception as exc:
-        if _UNDECIDED in str(exc):
-            return None
-        raise
-    return Job(found, scheme)
+    frame = piece_frame(spark, listing, scheme, static, until, batch_events)
+    answers = merged(_evaluate(frame, scheme, static, until, batch_events), scheme.partitioned)
+    return Job(stream_answers(answers), scheme)
 
 
 def _static(graphs: Mapping[str, Any]) -> dict[str, frozenset[Triple]] | None:
@@ -208,15 +219,17 @@ def _ranges(path: Path, options: Mapping[str, Any], parts: int) -> list[tuple[in
     return found if len(found) > 1 else None
 
 
-def event_frame(
+def piece_frame(
     spark: SparkSession,
     listing: Sequence[_Task],
     scheme: Scheme,
     graphs: Mapping[str, frozenset[Triple]],
     until: int | None,
+    batch_events: int = _EVENTS_PER_BATCH,
 ) -> DataFrame:
-    """The events of the listed files as rows :data:`EVENT_SCHEMA`, read and routed by
-    Spark tasks, one per file (module docstring, 1-2)."""
+    """The events of the listed files as pieces :data:`PIECE_SCHEMA`, read and routed by
+    at most ``spark.sql.shuffle.partitions`` Spark tasks, each taking consecutive tasks of
+    the listing (module docstring, 1-2)."""
     slots = max(1, min(len(listing), shuffle_partitions(spark)))
     chosen = buckets(slots)
     rows = [(*task, chosen[task[0] * slots // len(listing)]) for task in listing]
@@ -225,12 +238,15 @@ def event_frame(
         "start long, stop long, bucket long"
     )
     tasks = spark.createDataFrame(rows, schema).repartition(slots, "bucket")
-    run = _read_task(scheme, graphs, until)
-    return tasks.drop("bucket").mapInArrow(run, EVENT_SCHEMA)
+    run = _read_task(scheme, graphs, until, batch_events)
+    return tasks.drop("bucket").mapInArrow(run, PIECE_SCHEMA)
 
 
 def _read_task(
-    scheme: Scheme, graphs: Mapping[str, frozenset[Triple]], until: int | None
+    scheme: Scheme,
+    graphs: Mapping[str, frozenset[Triple]],
+    until: int | None,
+    batch_events: int,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each read task runs over its listing rows (module docstring, 1-2)."""
 
@@ -246,8 +262,9 @@ def _read_task(
             reader = min(f[0] for f in files)
             for group in _runs(sorted(files)):
                 task = group[0][0]
-                for batch in _file_batches(group, router.dictionary, unit):
-                    out = router.rows(batch, task, reader)
+                read = _file_batches(group, router.dictionary, unit, batch_events)
+                for seq, batch in enumerate(read):
+                    out = router.pieces(batch, task, seq, reader)
                     if out.num_rows:
                         terms = router.terms(reader)
                         if terms is not None:
@@ -281,7 +298,7 @@ def _root(task: _Task) -> Path:
 
 
 def _file_batches(
-    group: Sequence[_Task], dictionary: TermDictionary, unit: TimeUnit
+    group: Sequence[_Task], dictionary: TermDictionary, unit: TimeUnit, batch_events: int
 ) -> Iterator[TripleBatch]:
     """The events of a run of tasks (:func:`_runs`) as batches, every event on the task's
     stream when one is given (as ``rsep run --stream IRI=FILE`` reads it), only those of
@@ -301,9 +318,7 @@ def _file_batches(
                 )
                 link.parent.mkdir(exist_ok=True)
                 link.symlink_to(file)
-            batches = read_batches(
-                folder, stream, dictionary, fmt=STORE, batch_events=_EVENTS_PER_BATCH
-            )
+            batches = read_batches(folder, stream, dictionary, fmt=STORE, batch_events=batch_events)
             yield from on_stream(batches, stream)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -314,7 +329,7 @@ def _file_batches(
         dictionary,
         fmt=STORE if kind == "store" else None,
         time_unit=unit,
-        batch_events=_EVENTS_PER_BATCH,
+        batch_events=batch_events,
         byte_range=None if start is None or stop is None else (start, stop),
         **options,
     )
@@ -353,7 +368,7 @@ class _Router:
 
     def terms(self, reader: int) -> pa.RecordBatch | None:
         """The texts of the ids the dictionary gained since the last call, a row per
-        partition (:data:`EVENT_SCHEMA`); ``None`` when there are none."""
+        partition (:data:`PIECE_SCHEMA`); ``None`` when there are none."""
         known, size = self.sent, len(self.dictionary)
         if size == known:
             return None
@@ -361,23 +376,22 @@ class _Router:
         texts = pa.array(self.dictionary.texts(np.arange(known, size)), pa.string())
         count = self.scheme.partitions
         offsets = pa.array(np.arange(count + 1, dtype=np.int32) * len(texts))
-        repeated = pa.concat_arrays([texts] * count)
         columns = [
             pa.array(np.arange(count, dtype=np.int32)),
-            pa.array(np.zeros(count, np.bool_)),
-            pa.array(np.full(count, reader, np.int32)),
+            pa.array(np.full(count, _DICTIONARY_TIME, np.int64)),
             pa.array(np.full(count, reader, np.int32)),
             pa.array(np.full(count, known, np.int64)),
-            pa.nulls(count, pa.string()),
-            pa.array(np.full(count, _DICTIONARY_TIME, np.int64)),
-            pa.array(np.full(count, _DICTIONARY_TIME, np.int64)),
+            pa.array(np.full(count, reader, np.int32)),
+            pa.array(np.zeros(count, np.int64)),
+            pa.nulls(count, pa.list_(pa.string())),
+            pa.ListArray.from_arrays(offsets, pa.concat_arrays([texts] * count)),
             pa.nulls(count, pa.binary()),
-            pa.ListArray.from_arrays(offsets, repeated),
         ]
-        return pa.RecordBatch.from_arrays(columns, schema=_event_schema())
+        return pa.RecordBatch.from_arrays(columns, schema=_piece_schema())
 
-    def rows(self, batch: TripleBatch, task: int, reader: int) -> pa.RecordBatch:
-        """The batch's events as rows, once per partition they go to."""
+    def pieces(self, batch: TripleBatch, task: int, seq: int, reader: int) -> pa.RecordBatch:
+        """The batch's events as pieces: a row per partition they go to, holding them all
+        (:data:`PIECE_SCHEMA`), with only the triples whose predicate a GPM names."""
         keep = np.ones(len(batch), np.bool_)
         if self.streams:  # FROM STREAM: the streamset (choice 8)
             named = np.array([s in self.streams for s in batch.streams], np.bool_)
@@ -389,31 +403,41 @@ class _Router:
         event, part = event[chosen], part[chosen]
         home = np.ones(len(event), np.bool_)
         home[1:] = event[1:] != event[:-1]
+        events = pa.RecordBatch.from_arrays(
+            [
+                pa.array(batch.event_stream, pa.int32()),
+                pa.array(batch.event_start, pa.int64()),
+                pa.array(batch.event_end, pa.int64()),
+                pa.array(batch.event_ordinal, pa.int64()),
+                self._triples(batch),
+            ],
+            schema=_EVENTS,
+        )
+        order = np.argsort(part, kind="stable")  # by partition, each in event order
+        bounds = np.searchsorted(part[order], np.arange(self.scheme.partitions + 1))
+        rows: list[tuple[int, int, int, pa.Buffer]] = []
+        for p in range(self.scheme.partitions):
+            pairs = order[bounds[p] : bounds[p + 1]]
+            if len(pairs):
+                taken = event[pairs]
+                piece = events.take(pa.array(taken)).serialize()
+                least = int(batch.event_end[taken].min())
+                rows.append((p, least, int(home[pairs].sum()), piece))
+        return _piece_rows(rows, task, seq, reader, batch.streams)
+
+    def _triples(self, batch: TripleBatch) -> pa.BinaryArray:
+        """Each event's triples whose predicate a GPM names (no other can be in a
+        solution, Def. 7), as one binary value of int32 ids ``s, p, o``."""
         triple_event, s, p, o = batch.triple_event, batch.s, batch.p, batch.o
-        if self.predicates is not None:  # a triple no pattern can match changes no solution
+        if self.predicates is not None:
             used = np.isin(p, self.predicates)
             triple_event, s, p, o = triple_event[used], s[used], p[used], o[used]
         bounds = np.searchsorted(triple_event, np.arange(len(batch) + 1)).astype(np.int32)
         ids = np.ascontiguousarray(np.stack([s, p, o], axis=1), np.int32)
         offsets = pa.py_buffer((bounds * 12).astype(np.int32))
-        triples = pa.BinaryArray.from_buffers(
+        return pa.BinaryArray.from_buffers(
             pa.binary(), len(batch), [None, offsets, pa.py_buffer(ids)]
-        ).take(pa.array(event))
-        stream = pa.array(batch.streams, pa.string()).take(pa.array(batch.event_stream[event]))
-        n = len(event)
-        columns = [
-            pa.array(part, pa.int32()),
-            pa.array(home),
-            pa.array(np.full(n, task, np.int32)),
-            pa.array(np.full(n, reader, np.int32)),
-            pa.array(batch.event_ordinal[event], pa.int64()),
-            stream,
-            pa.array(batch.event_start[event], pa.int64()),
-            pa.array(batch.event_end[event], pa.int64()),
-            triples,
-            pa.nulls(n, pa.list_(pa.string())),
-        ]
-        return pa.RecordBatch.from_arrays(columns, schema=_event_schema())
+        )
 
     def _parts(self, batch: TripleBatch) -> tuple[np.ndarray, np.ndarray]:
         """The (event, partition) pairs of the batch, sorted by event: the owners of each
@@ -473,20 +497,52 @@ def _predicates(plan: Plan) -> frozenset[str] | None:
     return frozenset(found)
 
 
-def _event_schema() -> pa.Schema:
-    """:data:`EVENT_SCHEMA` in Arrow types."""
+def _piece_rows(
+    pieces: Sequence[tuple[int, int, int, pa.Buffer]],
+    task: int,
+    seq: int,
+    reader: int,
+    streams: tuple[str, ...],
+) -> pa.RecordBatch:
+    """Pieces ``(part, least time, home events, IPC buffer)`` of one read batch as rows
+    :data:`PIECE_SCHEMA`."""
+    n = len(pieces)
+    sizes = np.zeros(n + 1, np.int32)
+    sizes[1:] = np.cumsum([piece[3].size for piece in pieces])
+    data = b"".join(piece[3].to_pybytes() for piece in pieces)
+    names = pa.array(list(streams), pa.string())
+    columns = [
+        pa.array([piece[0] for piece in pieces], pa.int32()),
+        pa.array([piece[1] for piece in pieces], pa.int64()),
+        pa.array(np.full(n, task, np.int32)),
+        pa.array(np.full(n, seq, np.int64)),
+        pa.array(np.full(n, reader, np.int32)),
+        pa.array([piece[2] for piece in pieces], pa.int64()),
+        pa.ListArray.from_arrays(
+            pa.array(np.arange(n + 1, dtype=np.int32) * len(names)),
+            pa.concat_arrays([names] * n) if n else names.slice(0, 0),
+        ),
+        pa.nulls(n, pa.list_(pa.string())),
+        pa.BinaryArray.from_buffers(
+            pa.binary(), n, [None, pa.py_buffer(sizes), pa.py_buffer(data)]
+        ),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=_piece_schema())
+
+
+def _piece_schema() -> pa.Schema:
+    """:data:`PIECE_SCHEMA` in Arrow types."""
     return pa.schema(
         [
             ("part", pa.int32()),
-            ("home", pa.bool_()),
+            ("t_min", pa.int64()),
             ("task", pa.int32()),
+            ("seq", pa.int64()),
             ("reader", pa.int32()),
-            ("ordinal", pa.int64()),
-            ("stream", pa.string()),
-            ("t_start", pa.int64()),
-            ("t_end", pa.int64()),
-            ("triples", pa.binary()),
+            ("home", pa.int64()),
+            ("streams", pa.list_(pa.string())),
             ("terms", pa.list_(pa.string())),
+            ("events", pa.binary()),
         ]
     )
 
@@ -499,17 +555,16 @@ def _evaluate(
     scheme: Scheme,
     graphs: Mapping[str, frozenset[Triple]],
     until: int | None,
+    batch_events: int,
 ) -> DataFrame:
-    """The answers of the routed events (module docstring, 3), rows
+    """The answers of the routed pieces (module docstring, 3), rows
     :data:`~rsep.spark.job.ANSWER_SCHEMA` with a count row per partition."""
-    ordered = spread(frame, scheme.partitions).sortWithinPartitions(
-        "part", "t_end", "task", "ordinal"
-    )
-    return ordered.mapInArrow(_engine_task(scheme, graphs, until), ANSWER_SCHEMA)
+    ordered = spread(frame, scheme.partitions).sortWithinPartitions("part", "t_min", "task", "seq")
+    return ordered.mapInArrow(_engine_task(scheme, graphs, until, batch_events), ANSWER_SCHEMA)
 
 
 def _engine_task(
-    scheme: Scheme, graphs: Mapping[str, frozenset[Triple]], until: int | None
+    scheme: Scheme, graphs: Mapping[str, frozenset[Triple]], until: int | None, batch_events: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each evaluation task runs: one ``SequenceQuery`` per partition met."""
 
@@ -517,32 +572,13 @@ def _engine_task(
         with marked_errors():
             for part, group in groupby(_slices(batches), key=lambda item: item[0]):
                 query = SequenceQuery(scheme.plan, graphs)
-                terms = ReaderTerms(query.dictionary)
-                counted = [0]
-
-                def rebuilt(
-                    items: Iterator[tuple[int, pa.RecordBatch]],
-                    terms: ReaderTerms = terms,
-                    counted: list[int] = counted,
-                ) -> Iterator[TripleBatch]:
-                    for _, rows in items:
-                        texts = rows.column("terms")
-                        if texts.null_count < rows.num_rows:  # the readers' texts come first
-                            terms.add(rows.filter(pc.is_valid(texts)))
-                            rows = rows.filter(pc.is_null(texts))
-                        if rows.num_rows:
-                            counted[0] += pc.sum(rows.column("home").cast(pa.int64())).as_py() or 0
-                            yield terms.batch(rows)
-
-                try:
-                    results = query.run(rebuilt(group), until)
-                except Undecided as exc:
-                    raise RuntimeError(_UNDECIDED + str(exc)) from None
+                merge = _Merge(ReaderTerms(query.dictionary), batch_events)
+                results = query.run(merge.batches(rows for _, rows in group), until)
                 output = PartitionOutput(scheme, part)
                 found: list[AnswerRow] = [
                     answer_row(r, part, seq) for seq, r in enumerate(output.take(results))
                 ]
-                found.append(count_row(part, counted[0], query.stats.inexact_rows))
+                found.append(count_row(part, merge.events, query.stats.inexact_rows))
                 yield answer_batch(found)
 
     return run
@@ -561,6 +597,68 @@ def _slices(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.RecordB
             yield int(parts[lo]), batch.slice(lo, hi - lo)
 
 
+class _Merge:
+    """One partition's pieces merged into batches in time order, as a sequence reads the
+    streamset (SPAseq Def. 12): the pieces come sorted by their least time, so an event
+    earlier than the latest piece's least time can be in no piece still to come; such
+    events are passed on in order of time, task and position (the order of the
+    in-process engine's :func:`~rsep.engine.batch.merge_batches`)."""
+
+    def __init__(self, terms: ReaderTerms, batch_events: int = _EVENTS_PER_BATCH) -> None:
+        self.terms = terms
+        self.batch_events = batch_events
+        self.held: list[tuple[int, int, TripleBatch]] = []
+        """Pieces read, by task and rank: their events not passed on yet."""
+        self.waiting = 0
+        """The events held."""
+        self.events = 0
+        """The events this partition is home to."""
+
+    def batches(self, slices: Iterator[pa.RecordBatch]) -> Iterator[TripleBatch]:
+        """The events of the rows :data:`PIECE_SCHEMA` (sorted by ``t_min``, ``task``,
+        ``seq``) as batches in time order, each of about ``batch_events`` events."""
+        for rows in slices:
+            texts = rows.column("terms")
+            if texts.null_count < rows.num_rows:  # the readers' texts come first
+                self.terms.add(rows.filter(pc.is_valid(texts)))
+                rows = rows.filter(pc.is_null(texts))
+            if not rows.num_rows:
+                continue
+            self.events += pc.sum(rows.column("home")).as_py() or 0
+            columns = ("t_min", "task", "seq", "reader", "streams")
+            least, task, seq, reader, streams = (rows.column(c).to_pylist() for c in columns)
+            events = rows.column("events")
+            for i in range(rows.num_rows):
+                if self.waiting >= self.batch_events:
+                    ready = self._before(least[i])
+                    if ready is not None:
+                        yield ready
+                piece = self.terms.piece(reader[i], tuple(streams[i]), events[i].as_buffer())
+                insort(self.held, (task[i], seq[i], piece), key=lambda item: item[:2])
+                self.waiting += len(piece)
+        ready = self._before(None)
+        if ready is not None:
+            yield ready
+
+    def _before(self, bound: int | None) -> TripleBatch | None:
+        """The held events earlier than ``bound`` (all when ``None``) as one batch in
+        order of time, task and position; ``None`` when there are none."""
+        heads: list[TripleBatch] = []
+        kept: list[tuple[int, int, TripleBatch]] = []
+        for task, seq, piece in self.held:
+            cut = len(piece)
+            if bound is not None:
+                cut = int(np.searchsorted(piece.event_end, bound, side="left"))
+            head, tail = _split(piece, cut)
+            if len(head):
+                heads.append(head)
+            if len(tail):
+                kept.append((task, seq, tail))
+        self.held = kept
+        self.waiting = sum(len(piece) for _, _, piece in kept)
+        return _in_time_order(heads) if heads else None
+
+
 class ReaderTerms:
     """The ids of every reader's dictionary mapped to one query's ``dictionary``: each
     distinct text encoded once (module docstring, 2-3)."""
@@ -573,10 +671,10 @@ class ReaderTerms:
         self.base = np.zeros(0, np.int64)
 
     def add(self, rows: pa.RecordBatch) -> None:
-        """Rows with ``terms`` (:data:`EVENT_SCHEMA`): reader ``reader``'s ids from
-        ``ordinal`` on."""
+        """Rows with ``terms`` (:data:`PIECE_SCHEMA`): reader ``reader``'s ids from
+        ``seq`` on."""
         readers = rows.column("reader").to_pylist()
-        firsts = rows.column("ordinal").to_pylist()
+        firsts = rows.column("seq").to_pylist()
         texts = rows.column("terms")
         for i, (reader, first) in enumerate(zip(readers, firsts, strict=True)):
             if first != self.sizes.get(reader, 0):
@@ -594,25 +692,27 @@ class ReaderTerms:
             offset += self.sizes[reader]
         self.table = np.concatenate(parts).astype(np.int32)
 
-    def batch(self, rows: pa.RecordBatch) -> TripleBatch:
-        """Event rows (:data:`EVENT_SCHEMA`) as a batch in the query's ids."""
-        coded = pc.dictionary_encode(rows.column("stream"))
-        local, counts = _triples(rows.column("triples"))
-        triple_event = np.repeat(np.arange(rows.num_rows, dtype=np.int32), counts)
-        readers = rows.column("reader").to_numpy(zero_copy_only=False)
-        base = self.base[readers][triple_event][:, None]
-        ids = self.table[base + local].T
-        return TripleBatch(
-            streams=tuple(coded.dictionary.to_pylist()),
-            event_stream=coded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
-            event_start=rows.column("t_start").to_numpy(zero_copy_only=False).astype(np.int64),
-            event_end=rows.column("t_end").to_numpy(zero_copy_only=False).astype(np.int64),
-            event_ordinal=np.arange(rows.num_rows, dtype=np.int64),
-            triple_event=triple_event.astype(np.int32),
+    def piece(self, reader: int, streams: tuple[str, ...], data: pa.Buffer) -> TripleBatch:
+        """A piece's events (:data:`_EVENTS`, read by ``reader``) as a batch in the
+        query's ids, in time order (stable: a task's events at one time keep their
+        order)."""
+        events = pa.ipc.read_record_batch(data, _EVENTS)
+        n = events.num_rows
+        local, counts = _triples(events.column("triples"))
+        ids = self.table[self.base[reader] + local].T
+        end = events.column("t_end").to_numpy()
+        batch = TripleBatch(
+            streams=streams,
+            event_stream=events.column("stream").to_numpy(),
+            event_start=events.column("t_start").to_numpy(),
+            event_end=end,
+            event_ordinal=events.column("ordinal").to_numpy(),
+            triple_event=np.repeat(np.arange(n, dtype=np.int32), counts),
             s=ids[0],
             p=ids[1],
             o=ids[2],
         )
+        return batch if bool(np.all(end[1:] >= end[:-1])) else _in_time_order([batch])
 
 
 def _triples(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
