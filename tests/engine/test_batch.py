@@ -727,3 +727,25 @@ def test_reading_ahead_keeps_order_errors_and_stops_with_its_consumer(
     assert len(next(batches)) == 2
     del batches  # the consumer stops: its generators close
     assert not [t for t in threading.enumerate() if t.name == "rsep-reader"]
+
+
+def test_names_matched_by_hashes_then_texts() -> None:
+    """Names are found among others by the hashes of their bytes, then their texts: a
+    hash shared by other texts finds nothing, and two of the others sharing a hash leave
+    the texts alone to decide."""
+    from rsep.engine import batch as batch_module
+
+    among = pa.array(["<a>", "<b>", "_:c"])
+    values = pa.array(["_:c", "<x>", "<a>", "<b>"])
+    real = batch_module._text_hashes(among)
+    found = batch_module._matches(values, batch_module._text_hashes(values), among, real)
+    assert found.tolist() == [2, -1, 0, 1]
+    clashing = np.array([real[2], real[0], real[0], real[1]], np.uint64)  # <x> as <a>
+    assert batch_module._matches(values, clashing, among, real).tolist() == [2, -1, 0, 1]
+    shared = np.array([real[0], real[0], real[2]], np.uint64)  # <a> and <b> share one
+    values_hashes = np.array([real[2], real[1], real[0], real[0]], np.uint64)
+    found = batch_module._matches(values, values_hashes, among, shared)
+    assert found.tolist() == [2, -1, 0, 1]
+    empty = pa.array([], pa.string())
+    none = np.empty(0, np.uint64)
+    assert batch_module._matches(values, real[[0, 0, 0, 0]], empty, none).tolist() == [-1] * 4

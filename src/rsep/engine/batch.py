@@ -42,6 +42,7 @@ from rsep.engine.terms import (
     recent_same,
     rehash,
     same_bytes,
+    text_bytes,
     word_at,
 )
 from rsep.errors import BadRecords, InputError, UserError
@@ -782,7 +783,9 @@ def _table_size(count: int) -> int:
 @njit(cache=True, nogil=True)
 def _tokens(
     words: np.ndarray, n: int, blank: np.ndarray, room: int, slots: int
-) -> tuple[int, int, int, int, int, int, bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[
+    int, int, int, int, int, int, bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]:
     """A block's lines (its ``n`` bytes end with a newline) read as ``_split`` reads a
     canonical block, in one pass: a quad line ``S P O G .`` (``G`` the last token, an IRI
     or blank node without a quote, ``S P O`` with two spaces at least) gives the offsets
@@ -795,8 +798,9 @@ def _tokens(
     has more than ``room`` lines), the counts of quad lines, default-graph lines, lines,
     graphs among the names and rests, whether a byte is not ASCII, and arrays: the quad
     lines' term offsets (rows: s, p, o starts and ends), the lines' codes (rows: each quad
-    line's name, each default line's subject and rest), the names' spans and the rests'
-    spans (rows: start, end). ``slots``: the first size of the codes' hash tables."""
+    line's name, each default line's subject and rest), the names' spans (rows: start,
+    end) and hashes (``hash_bytes``), the rests' spans. ``slots``: the first size of the
+    codes' hash tables."""
     buf = words.view(np.uint8)
     spaces = np.uint64(_ONES * _SP)
     quotes = np.uint64(_ONES * _QUOTE)
@@ -833,11 +837,11 @@ def _tokens(
             while k < e and blank[buf[k]]:
                 k += 1
             if k < e and buf[k] != _HASH:
-                return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+                return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, name_hashes, rest_spans
             a = e + 1
             continue
         if sp1 == a:
-            return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+            return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, name_hashes, rest_spans
         sp2 = _space(words, buf, sp1 + 1, e)
         g = e - 3  # back to the space before the last token, noting quotes
         quoted = False
@@ -856,9 +860,9 @@ def _tokens(
         quad = 0 <= sp2 < g and shaped and not quoted
         if quad:
             if sp2 == sp1 + 1 or g == sp2 + 1:
-                return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+                return -1, 0, 0, 0, 0, 0, False, terms, codes, name_spans, name_hashes, rest_spans
             if nq == room:
-                return -2, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+                return -2, 0, 0, 0, 0, 0, False, terms, codes, name_spans, name_hashes, rest_spans
             s_lo[nq] = a
             s_hi[nq] = sp1
             p_lo[nq] = sp1 + 1
@@ -868,7 +872,7 @@ def _tokens(
             at, length, key = g + 1, e - 3 - g, nq
         else:
             if nd == room:
-                return -2, 0, 0, 0, 0, 0, False, terms, codes, name_spans, rest_spans
+                return -2, 0, 0, 0, 0, 0, False, terms, codes, name_spans, name_hashes, rest_spans
             at, length, key = a, sp1 - a, room + nd
         if length == last_length and same_bytes(words, last_lo, words, at, length):
             code = last_code
@@ -902,18 +906,20 @@ def _tokens(
     order = np.argsort(first[:names])
     renamed = np.empty(names, np.int32)
     spans = np.empty((2, names), np.int64)
+    hashes = np.empty(names, np.uint64)
     graphs = 0
     for new in range(names):
         old = order[new]
         renamed[old] = new
         spans[0, new] = name_spans[0, old]
         spans[1, new] = name_spans[1, old]
+        hashes[new] = name_hashes[old]
         graphs += first[old] < room
     for i in range(nq):
         graph[i] = renamed[graph[i]]
     for i in range(nd):
         subject[i] = renamed[subject[i]]
-    return 0, nq, nd, lines, graphs, rests, high != 0, terms, codes, spans, rest_spans
+    return 0, nq, nd, lines, graphs, rests, high != 0, terms, codes, spans, hashes, rest_spans
 
 
 @njit(inline="always")
@@ -1024,26 +1030,157 @@ def _strings(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
     return texts.cast(pa.string())
 
 
+def _matches(
+    values: pa.Array, value_hashes: np.ndarray, among: pa.Array, among_hashes: np.ndarray
+) -> np.ndarray:
+    """The index of each of ``values`` in ``among`` (no repeats), -1 where absent: the
+    candidates found by the hashes of their bytes, then their texts compared (by Arrow,
+    for all of them if two of ``among`` share a hash)."""
+    found = _same_hashes(value_hashes, among_hashes)
+    if len(found) and found.min() < -1:
+        return _positions(values, among)
+    candidates = np.flatnonzero(found >= 0)
+    if len(candidates):
+        at = pa.array(candidates)
+        same = pc.equal(values.take(at), among.take(pa.array(found[candidates])))
+        found[candidates[~np.asarray(same.to_numpy(zero_copy_only=False), np.bool_)]] = -1
+    return found
+
+
 def _positions(values: pa.Array, among: pa.Array) -> np.ndarray:
     """The index of each of ``values`` in ``among`` (no repeats), -1 where absent."""
     found = pc.index_in(values, value_set=among).fill_null(-1)
     return np.asarray(found.to_numpy(zero_copy_only=False), np.int64)
 
 
-def _lookup(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The position of each of ``values`` in ``keys`` (increasing) and whether it is
-    there."""
-    if not len(keys):
-        return np.zeros(len(values), np.int64), np.zeros(len(values), np.bool_)
-    if keys[-1] - keys[0] == len(keys) - 1:  # a range, as the serials of a block mostly are
-        at = values - keys[0]
-        return at, (at >= 0) & (at < len(keys))
-    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
-    return at, keys[at] == values
+@njit(cache=True, nogil=True)
+def _same_hashes(values: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """The index of the one of ``among`` with each of ``values``' hash, -1 if none, -2
+    everywhere if two of ``among`` share one."""
+    size = 16
+    while size < 2 * among.shape[0]:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, np.int64)
+    out = np.full(values.shape[0], -1, np.int64)
+    for i in range(among.shape[0]):
+        slot = among[i] & mask
+        while table[slot] >= 0:
+            if among[table[slot]] == among[i]:
+                out[:] = -2
+                return out
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = i
+    for i in range(values.shape[0]):
+        slot = values[i] & mask
+        while table[slot] >= 0:
+            if among[table[slot]] == values[i]:
+                out[i] = table[slot]
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return out
+
+
+def _text_hashes(texts: pa.Array) -> np.ndarray:
+    """The hash of each text's bytes (``hash_bytes``, as ``_tokens`` gives its names')."""
+    return _hashes(*text_bytes(texts))
+
+
+@njit(cache=True, nogil=True)
+def _hashes(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The hash of the bytes from ``lo[i]`` to ``hi[i]`` of ``words`` (``hash_bytes``)."""
+    out = np.empty(lo.shape[0], np.uint64)
+    for i in range(lo.shape[0]):
+        out[i] = hash_bytes(words, lo[i], hi[i] - lo[i])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _positions_in(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The position of each of ``values`` in ``keys`` (increasing), -1 where absent; by
+    subtraction where the keys are consecutive (as the serials of a block mostly are)."""
+    n = keys.shape[0]
+    out = np.full(values.shape[0], -1, np.int64)
+    if n == 0:
+        return out
+    if keys[n - 1] - keys[0] == n - 1:
+        first = keys[0]
+        for i in range(values.shape[0]):
+            at = values[i] - first
+            if 0 <= at < n:
+                out[i] = at
+        return out
+    for i in range(values.shape[0]):
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if keys[mid] < values[i]:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n and keys[lo] == values[i]:
+            out[i] = lo
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _rows_of(
+    serial: np.ndarray,
+    s: np.ndarray,
+    p: np.ndarray,
+    o: np.ndarray,
+    good: np.ndarray,
+    alive: np.ndarray,
+) -> tuple[
+    tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+]:
+    """The rows (serial, s, p, o) of the events of serials ``good`` (increasing), in
+    their order (the rows of one event as they come), as event position in ``good``, s,
+    p, o; and the rows of serials ``alive`` (increasing), in order."""
+    n = serial.shape[0]
+    event = _positions_in(good, serial)
+    keep = _positions_in(alive, serial) >= 0
+    starts = np.zeros(good.shape[0] + 1, np.int64)
+    kept = 0
+    for i in range(n):
+        if event[i] >= 0:
+            starts[event[i] + 1] += 1
+        kept += keep[i]
+    for k in range(good.shape[0]):
+        starts[k + 1] += starts[k]
+    taken = starts[good.shape[0]]
+    t_event = np.empty(taken, np.int32)
+    t_s = np.empty(taken, np.int32)
+    t_p = np.empty(taken, np.int32)
+    t_o = np.empty(taken, np.int32)
+    k_serial = np.empty(kept, np.int64)
+    k_s = np.empty(kept, np.int32)
+    k_p = np.empty(kept, np.int32)
+    k_o = np.empty(kept, np.int32)
+    j = 0
+    for i in range(n):
+        at = event[i]
+        if at >= 0:
+            to = starts[at]
+            starts[at] += 1
+            t_event[to] = at
+            t_s[to] = s[i]
+            t_p[to] = p[i]
+            t_o[to] = o[i]
+        if keep[i]:
+            k_serial[j] = serial[i]
+            k_s[j] = s[i]
+            k_p[j] = p[i]
+            k_o[j] = o[i]
+            j += 1
+    return (t_event, t_s, t_p, t_o), (k_serial, k_s, k_p, k_o)
 
 
 _NO_TEXT = pa.array([], pa.string())
 _NO_INTS = np.empty(0, np.int64)
+_NO_HASHES = np.empty(0, np.uint64)
 
 
 _DEPTHS = np.array([2, 8, 2], np.int64)
@@ -1327,7 +1464,8 @@ def _epoch_ms(
 class _Found:
     """A canonical block as columns: the s, p, o ids of its quad rows and each row's graph,
     the names it mentions (its ``graphs`` distinct graph texts first, in order of first
-    appearance, then the other subjects of its default-graph lines), and its time and
+    appearance, then the other subjects of its default-graph lines) with the hashes of
+    their bytes (``hash_bytes``), and its time and
     stream statements (the name each is about, statement number)."""
 
     s: np.ndarray
@@ -1335,6 +1473,7 @@ class _Found:
     o: np.ndarray
     graph_of: np.ndarray
     names: pa.Array
+    hashes: np.ndarray
     graphs: int
     about: np.ndarray
     said: np.ndarray
@@ -1355,7 +1494,7 @@ class _Tokens:
     """A canonical block as ``_tokens`` reads it: its quad lines' term offsets (rows: s,
     p, o starts and ends) and ids (-1: not in the index when it was read), each quad
     line's name code, each default-graph line's subject and rest codes, the names' spans
-    (the ``graphs`` first) and the rests' spans, and its lines."""
+    (the ``graphs`` first) and hashes, the rests' spans, and its lines."""
 
     terms: np.ndarray
     ids: np.ndarray
@@ -1363,6 +1502,7 @@ class _Tokens:
     subject: np.ndarray
     rest: np.ndarray
     names: np.ndarray
+    hashes: np.ndarray
     graphs: int
     rests: np.ndarray
     lines: int
@@ -1420,7 +1560,7 @@ class _Tokenizer:
             if out[0] != -2:
                 break
             room = n // 5 + 2  # a line of a kind has five bytes at least
-        status, nq, nd, lines, graphs, rests, high, terms, codes, names, rest_spans = out
+        status, nq, nd, lines, graphs, rests, high, terms, codes, names, hashes, rest_spans = out
         if status < 0:
             return None
         terms = terms[:, :nq]
@@ -1439,6 +1579,7 @@ class _Tokenizer:
             codes[1, :nd],
             codes[2, :nd],
             names,
+            hashes,
             graphs,
             rest_spans[:, :rests],
             lines,
@@ -1466,6 +1607,8 @@ class _Columns(_Assembly):
         self.columnar = True
         self.graphs = _NO_TEXT
         """The graphs of the events not yet complete, in order of first appearance."""
+        self.graph_hashes = _NO_HASHES
+        """The hashes of their bytes (``hash_bytes``)."""
         self.blocks = _NO_INTS
         self.numbers = _NO_INTS
         """Their serials (increasing), which number their rows in ``rows``."""
@@ -1588,6 +1731,7 @@ class _Columns(_Assembly):
         subjects = [graphs[owner] for owner in owners] + self.loose.to_pylist()
         self.meta = self._meta(subjects, np.concatenate([self.said, self.loose_said]))
         self.graphs = self.loose = _NO_TEXT
+        self.graph_hashes = _NO_HASHES
         self.blocks = self.numbers = self.held = _NO_INTS
         self.said = self.loose_said = np.empty(0, np.int32)
         self.columnar = False
@@ -1620,6 +1764,7 @@ class _Columns(_Assembly):
                     said.append(number)
         table.columns()
         self.graphs = pa.array(list(pending), pa.string())
+        self.graph_hashes = _text_hashes(self.graphs)
         self.blocks = np.array([block for _, _, block in pending.values()], np.int64)
         self.numbers = numbers
         self.held = np.array(held, np.int64)
@@ -1665,9 +1810,8 @@ class _Columns(_Assembly):
         useful = self.statements.kind[said] > 0
         about = tokens.subject[useful]
         s, p, o = terms
-        return _Found(
-            s, p, o, tokens.graph, names, tokens.graphs, about, said[useful], tokens.lines
-        )
+        graph, hashes, graphs, lines = tokens.graph, tokens.hashes, tokens.graphs, tokens.lines
+        return _Found(s, p, o, graph, names, hashes, graphs, about, said[useful], lines)
 
     def _terms(
         self, words: np.ndarray, tokens: _Tokens
@@ -1721,7 +1865,7 @@ class _Columns(_Assembly):
         """Add what a canonical block holds (as ``_Assembly.canonical``)."""
         names = found.names
         old = len(self.graphs)
-        where = _positions(names, self.graphs) if old else np.full(len(names), -1)
+        where = _matches(names, found.hashes, self.graphs, self.graph_hashes)
         named = where >= 0
         self.first_named = int(where[named].min()) if named.any() else old
         fresh = np.zeros(len(names), np.bool_)
@@ -1733,13 +1877,15 @@ class _Columns(_Assembly):
         self.next_serial += count
         if count:
             self.graphs = pa.concat_arrays([self.graphs, names.filter(pa.array(fresh))])
+            self.graph_hashes = np.concatenate([self.graph_hashes, found.hashes[fresh]])
             self.blocks = np.concatenate([self.blocks, np.full(count, block, np.int64)])
             self.numbers = np.concatenate([self.numbers, serial[fresh]])
         if len(found.graph_of):
             self.rows.append((serial[found.graph_of], found.s, found.p, found.o))
         held, said = [self.held], [self.said]
         if len(self.loose):  # statements before their graph: now about an event, or kept
-            at = _positions(self.loose, names)  # while named, as ``_prune`` keeps them
+            # while named, as ``_prune`` keeps them
+            at = _matches(self.loose, _text_hashes(self.loose), names, found.hashes)
             owner = np.full(len(at), -1, np.int64)
             owner[at >= 0] = serial[at[at >= 0]]
             held.append(owner[owner >= 0])
@@ -1793,6 +1939,7 @@ class _Columns(_Assembly):
             while self.kept and self.kept[0][0] < oldest - 1:
                 self.kept.popleft()
         self.graphs = graphs.slice(done)
+        self.graph_hashes = self.graph_hashes[done:]
         self.blocks = self.blocks[done:]
         self.numbers = numbers[done:]
         self.first_named = len(self.graphs)
@@ -1887,29 +2034,16 @@ class _Columns(_Assembly):
         if not rows:
             rows = [(_NO_INTS,) + (np.empty(0, np.int32),) * 3]
         row_serial, s, p, o = (np.concatenate(column) for column in zip(*rows, strict=True))
-        _, keep = _lookup(alive, row_serial)
-        self.rows = [(row_serial[keep], s[keep], p[keep], o[keep])] if keep.any() else []
+        taken, kept = _rows_of(row_serial, s, p, o, good, alive)
+        self.rows = [kept] if len(kept[0]) else []
         if not len(good):
             return None
-        event_index, taken = _lookup(good, row_serial)
-        take = np.flatnonzero(taken)
-        if np.any(np.diff(event_index[take]) < 0):
-            take = take[np.argsort(event_index[take], kind="stable")]
         if events is not None:
             names = [event.stream for event in events]
             start = np.array([event.t_start for event in events], np.int64)
             end = np.array([event.t_end for event in events], np.int64)
         assert names is not None and start is not None and end is not None
-        return _Piece(
-            names,
-            start,
-            end,
-            event_index[take].astype(np.int32),
-            s[take],
-            p[take],
-            o[take],
-            codes,
-        )
+        return _Piece(names, start, end, *taken, codes)
 
 
 def _nquads_pieces(
