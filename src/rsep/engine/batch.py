@@ -1222,8 +1222,6 @@ class _Statements:
         self.stream = np.zeros(0, np.int32)
         self.streams: list[str] = []
         self.stream_ids: dict[str, int] = {}
-        self.zoned = texts.opts.tz is not UTC
-        """Whether a time without zone is left to ``datetime_to_ms`` (read in ``tz``)."""
 
     def statement(self, number: int) -> Statement | None:
         """Statement ``number``."""
@@ -1265,25 +1263,19 @@ class _Statements:
                 ms[k], timed[k] = t, True
         self._append(kind, ms, timed, self._streams(iris))
 
-    def numbers(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
-        """The statement numbers of default-graph lines' distinct ``"p o ."`` texts (from
-        ``lo[i]`` to ``hi[i]`` of a block); ``None`` if one is not canonical."""
-        kind, fields = _times(words, lo, hi, _TEXTS, _TEXT_AT, self.zoned)
-        ms = np.where(fields[7] >= 0, fields[7] * self.texts.opts.time_unit.value, 0)
-        valid = kind > 0
-        dated = valid & (fields[7] < 0)
-        if dated.any():
-            ms[dated], valid[dated] = _epoch_ms(*fields[:7, dated])
-        numbers = np.empty(len(lo), np.int32)
-        if valid.any():  # the writers' time statements, read from their bytes
-            found = int(valid.sum())
-            self.lazy.append((self.count, _strings(words, lo[valid], hi[valid])))
-            self._append(kind[valid], ms[valid], np.ones(found, np.bool_))
+    def numbers(self, rests: _Rests) -> np.ndarray | None:
+        """The statement numbers of a block's distinct ``"p o ."`` texts (``_rests``);
+        ``None`` if one is not canonical."""
+        valid = rests.valid
+        numbers = np.empty(len(valid), np.int32)
+        if len(rests.timed):  # the writers' time statements, read from their bytes
+            found = len(rests.timed)
+            self.lazy.append((self.count, rests.timed))
+            self._append(rests.kind[valid], rests.ms[valid], np.ones(found, np.bool_))
             numbers[valid] = np.arange(self.count, self.count + found)
             self.count += found
-        plain = ~valid
-        if plain.any():
-            texts = _strings(words, lo[plain], hi[plain]).to_pylist()
+        if len(rests.others):
+            texts = rests.others.to_pylist()
             known = self.ids
             missing = [text for text in texts if text not in known]
             if missing:
@@ -1293,7 +1285,7 @@ class _Statements:
                 for text, statement in zip(missing, parsed, strict=True):
                     self.number(text, statement)
                 self.columns()
-            numbers[plain] = [known[text] for text in texts]
+            numbers[~valid] = [known[text] for text in texts]
         return numbers
 
     def _streams(self, iris: list[str | None]) -> np.ndarray:
@@ -1461,6 +1453,33 @@ def _epoch_ms(
 
 
 @dataclass
+class _Rests:
+    """A block's distinct default-graph ``"p o ."`` texts as ``_rests`` reads them: the
+    writers' time statements (``valid``) with their kind and time in ms and their texts
+    (``timed``), the texts of the others."""
+
+    kind: np.ndarray
+    ms: np.ndarray
+    valid: np.ndarray
+    timed: pa.Array
+    others: pa.Array
+
+
+def _rests(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, opts: ReadOptions) -> _Rests:
+    """The texts from ``lo[i]`` to ``hi[i]`` of a block read as ``_Rests``: a time without
+    zone only when read in UTC (else ``datetime_to_ms`` reads it in ``opts.tz``)."""
+    kind, fields = _times(words, lo, hi, _TEXTS, _TEXT_AT, opts.tz is not UTC)
+    ms = np.where(fields[7] >= 0, fields[7] * opts.time_unit.value, 0)
+    valid = kind > 0
+    dated = valid & (fields[7] < 0)
+    if dated.any():
+        ms[dated], valid[dated] = _epoch_ms(*fields[:7, dated])
+    timed = _strings(words, lo[valid], hi[valid])
+    others = _strings(words, lo[~valid], hi[~valid])
+    return _Rests(kind, ms, valid, timed, others)
+
+
+@dataclass
 class _Found:
     """A canonical block as columns: the s, p, o ids of its quad rows and each row's graph,
     the names it mentions (its ``graphs`` distinct graph texts first, in order of first
@@ -1493,18 +1512,20 @@ class _Reading:
 class _Tokens:
     """A canonical block as ``_tokens`` reads it: its quad lines' term offsets (rows: s,
     p, o starts and ends) and ids (-1: not in the index when it was read), each quad
-    line's name code, each default-graph line's subject and rest codes, the names' spans
-    (the ``graphs`` first) and hashes, the rests' spans, and its lines."""
+    line's name code, each default-graph line's subject and rest codes, the names (the
+    ``graphs`` first: texts, hashes of their bytes, whether each is plain, ``_plain``),
+    the rests read (``_rests``), and its lines."""
 
     terms: np.ndarray
     ids: np.ndarray
     graph: np.ndarray
     subject: np.ndarray
     rest: np.ndarray
-    names: np.ndarray
+    texts: pa.Array
     hashes: np.ndarray
+    plain: np.ndarray
     graphs: int
-    rests: np.ndarray
+    rests: _Rests
     lines: int
 
 
@@ -1536,12 +1557,14 @@ def _words(size: int) -> np.ndarray:
 
 
 class _Tokenizer:
-    """Reads segments' tokens (``_tokens``) in the reader thread, the term index searched
-    under the dictionary's lock; remembers the last block's lines to size the next one's
+    """Reads segments in the reader thread: their tokens (``_tokens``), ids found in the
+    term index under the dictionary's lock, names and rests read (all that needs no state
+    of the read but the terms); remembers the last block's lines to size the next one's
     arrays."""
 
-    def __init__(self, dictionary: TermDictionary) -> None:
+    def __init__(self, dictionary: TermDictionary, opts: ReadOptions) -> None:
         self.dictionary = dictionary
+        self.opts = opts
         self.room = 1024
         self.slots = 1 << 12
 
@@ -1572,16 +1595,19 @@ class _Tokenizer:
                 return None
         self.room = lines + (lines >> 2) + 1024
         self.slots = _table_size(max(names.shape[1], rests))
+        lo, hi = names
+        rest_lo, rest_hi = rest_spans[:, :rests]
         return _Tokens(
             terms,
             ids,
             codes[0, :nq],
             codes[1, :nd],
             codes[2, :nd],
-            names,
+            _strings(words, lo, hi),
             hashes,
+            _plain(words, lo, hi, _NAME_BYTES),
             graphs,
-            rest_spans[:, :rests],
+            _rests(words, rest_lo, rest_hi, self.opts),
             lines,
         )
 
@@ -1799,11 +1825,10 @@ class _Columns(_Assembly):
         terms = self._terms(words, tokens)
         if terms is None:
             return None
-        lo, hi = tokens.names
-        names = _strings(words, lo, hi)
-        if not self._names(words, lo, hi, names):
+        names = tokens.texts
+        if not self._names(names, tokens.plain):
             return None
-        numbers = self._numbers(words, *tokens.rests)
+        numbers = self._numbers(tokens.rests)
         if numbers is None:
             return None
         said = numbers[tokens.rest]
@@ -1843,23 +1868,22 @@ class _Columns(_Assembly):
             return None
         return s, p, o
 
-    def _names(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, texts: pa.Array) -> bool:
-        """Whether each name ``texts`` (from ``lo[i]`` to ``hi[i]`` of a block) is a graph
-        name (``Texts.name``), the plain ones found by a kernel."""
-        plain = _plain(words, lo, hi, _NAME_BYTES)
+    def _names(self, texts: pa.Array, plain: np.ndarray) -> bool:
+        """Whether each name ``texts`` is a graph name (``Texts.name``): the ``plain`` ones
+        are (``_plain``), the others are asked."""
         if plain.all():
             return True
         others = texts.filter(pa.array(~plain)).to_pylist()
         return all(self.texts.name(text) is not None for text in others)
 
-    def _numbers(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
-        """The statement numbers of default-graph lines' distinct ``"p o ."`` texts
+    def _numbers(self, rests: _Rests) -> np.ndarray | None:
+        """The statement numbers of a block's distinct ``"p o ."`` texts
         (``_Statements.numbers``), once the statements no event needs are forgotten."""
         table = self.statements
         if table.count > CACHE_LIMIT and self.columnar:
             new = table.compact(np.concatenate([self.said, self.loose_said]))
             self.said, self.loose_said = new[: len(self.said)], new[len(self.said) :]
-        return table.numbers(words, lo, hi)
+        return table.numbers(rests)
 
     def _add(self, found: _Found, block: int) -> None:
         """Add what a canonical block holds (as ``_Assembly.canonical``)."""
@@ -2061,12 +2085,14 @@ def _nquads_pieces(
         yield from _file_pieces(file, bad, reading, span)
 
 
-def _segments(file: Path, span: _Span | None, dictionary: TermDictionary) -> Iterator[_Segment]:
+def _segments(
+    file: Path, span: _Span | None, dictionary: TermDictionary, opts: ReadOptions
+) -> Iterator[_Segment]:
     """The whole lines of an N-Quads file (of ``span``'s read) as the reader's blocks cut
     them (a chunk of ``BLOCK_BYTES``, the lines before it not yet read first, cut after
     its last newline), each read into a buffer of its own and tokenized; the rest of the
     file last, as the final segment (maybe empty)."""
-    tokenizer = _Tokenizer(dictionary)
+    tokenizer = _Tokenizer(dictionary, opts)
     tail = np.empty(0, np.uint8)
     with _Source(file, span) as source:
         while True:
@@ -2168,7 +2194,7 @@ def _file_pieces(
     block = 0
     held = b""  # lines not used: a bad line waits for the lines after it
     at = 0 if span is None else span.begin  # the offset of the first byte not used
-    for segment in _ahead(_segments(file, span, reading.dictionary)):
+    for segment in _ahead(_segments(file, span, reading.dictionary, reading.texts.opts)):
         if segment.error is not None:
             bad.report(segment.error.file, segment.error.line, segment.error.reason)
             return
