@@ -749,3 +749,14 @@ def test_names_matched_by_hashes_then_texts() -> None:
     empty = pa.array([], pa.string())
     none = np.empty(0, np.uint64)
     assert batch_module._matches(values, real[[0, 0, 0, 0]], empty, none).tolist() == [-1] * 4
+
+
+def test_repeated_triples_of_small_and_large_events(tmp_path: Path) -> None:
+    """A graph is a set: a line repeated in an event of a few triples and in one of many
+    (compared another way) gives the triple once, as ``read_events`` does."""
+    small = event_lines(f"<{EX}e1>", 1, 4)
+    large = event_lines(f"<{EX}e2>", 2, 40)
+    lines = [*small, small[-2], *large, large[20], large[-1]]
+    path = write_lines(tmp_path / "s.nq", lines)
+    events = same_as_read_events(path, 1)
+    assert [len(event.graph) for event in events] == [4, 40]

@@ -405,22 +405,42 @@ class _Batcher:
 
 @njit(cache=True, nogil=True)
 def _repeats(ev: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> bool:
-    """Whether a row (event, s, p, o) repeats another (a hash table of rows)."""
+    """Whether a row (event, s, p, o) repeats another (``ev`` non-decreasing): the rows of
+    an event compared pairwise when they are few, else by a hash table of its rows."""
     n = ev.shape[0]
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and ev[end] == ev[start]:
+            end += 1
+        if end - start <= 16:
+            for i in range(start + 1, end):
+                for j in range(start, i):
+                    if s[j] == s[i] and p[j] == p[i] and o[j] == o[i]:
+                        return True
+        elif _repeated(s[start:end], p[start:end], o[start:end]):
+            return True
+        start = end
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _repeated(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> bool:
+    """Whether a row (s, p, o) repeats another (a hash table of rows)."""
+    n = s.shape[0]
     size = 16
     while size < 2 * n:
         size *= 2
     mask = np.uint64(size - 1)
     table = np.full(size, -1, np.int64)
     for i in range(n):
-        h = np.uint64(ev[i]) * np.uint64(0x9E3779B97F4A7C15)
-        h = (h ^ np.uint64(s[i])) * np.uint64(0xFF51AFD7ED558CCD)
-        h = (h ^ np.uint64(p[i])) * np.uint64(0xC4CEB9FE1A85EC53)
-        h = (h ^ np.uint64(o[i])) * np.uint64(0x9E3779B97F4A7C15)
+        h = (np.uint64(s[i]) * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(p[i])
+        h = (h * np.uint64(0xFF51AFD7ED558CCD)) ^ np.uint64(o[i])
+        h *= np.uint64(0xC4CEB9FE1A85EC53)
         slot = (h ^ (h >> np.uint64(29))) & mask
         while table[slot] >= 0:
             j = table[slot]
-            if ev[j] == ev[i] and s[j] == s[i] and p[j] == p[i] and o[j] == o[i]:
+            if s[j] == s[i] and p[j] == p[i] and o[j] == o[i]:
                 return True
             slot = (slot + np.uint64(1)) & mask
         table[slot] = i
