@@ -643,20 +643,24 @@ def _store_piece(
 # --------------------------------------------------------------------------- N-Quads
 #
 # A block whose every line is canonical (``_split`` in rsep.rdf.formats.nquads would take
-# it) is read by numba kernels and Arrow: its lines classified and cut into tokens by byte
-# offsets; each s, p, o token looked up by its bytes among the terms already met (a hash
-# table of the texts ``TermDictionary.encode`` accepted as canonical), the others encoded
-# once per distinct text; graph names and statement subjects dictionary-encoded the same
-# way, so only distinct texts become strings. The events are assembled as columns by the
-# reader's own rules (``_Assembly``: an event is complete once a block has gone by
-# without naming it, in order of first appearance): the pending graphs with their serials,
-# the triples as id rows, the time and stream statements as rows of (event serial,
-# statement number), or of (subject text, statement number) while no pending event has
-# that name. Events whose statements are not one valid time (point or interval) and,
-# without ``stream=``, one stream IRI, events named by a bad line and events going back in
-# time go to ``_Assembly.close`` with their statements, which reports them as
-# ``read_events`` does. Other blocks go to the reader's own path (``_read_block``) on the
-# same state turned into its objects; the next canonical block turns it back into columns.
+# it) is read by numba kernels and Arrow, in two threads. The reader thread (``_segments``,
+# ``_Tokenizer``) does what needs no state of the read: its lines classified and cut into
+# tokens by byte offsets in one pass (``_tokens``), graph names and statement subjects
+# coded per block by their bytes and statement rests the same way, so only distinct texts
+# become strings; each s, p, o token looked up by its bytes among the terms already met (a
+# hash table of the texts ``TermDictionary.encode`` accepted as canonical); the writers'
+# time statements read from their bytes (``_rests``). The assembling thread
+# (``_file_pieces``, ``_Columns``) encodes the tokens not found once per distinct text and
+# assembles the events as columns by the reader's own rules (``_Assembly``: an event is
+# complete once a block has gone by without naming it, in order of first appearance): the
+# pending graphs with their serials, the triples as id rows, the time and stream
+# statements as rows of (event serial, statement number), or of (subject text, statement
+# number) while no pending event has that name. Events whose statements are not one valid
+# time (point or interval) and, without ``stream=``, one stream IRI, events named by a bad
+# line and events going back in time go to ``_Assembly.close`` with their statements,
+# which reports them as ``read_events`` does. Other blocks go to the reader's own path
+# (``_read_block``) on the same state turned into its objects; the next canonical block
+# turns it back into columns.
 
 _NL, _SP, _QUOTE, _DOT, _HASH, _LT, _GT, _LOW, _COLON = (ord(c) for c in '\n ".#<>_:')
 _SLASH, _QUERY_MARK = ord("/"), ord("?")
