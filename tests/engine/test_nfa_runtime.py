@@ -1,4 +1,6 @@
-"""The engine's SPAseq runtime (rsep.engine.nfa_runtime) against the oracle
+"""The engine's SPAseq runtime, as ``rsep.engine.incremental_query`` gives it (the columnar
+engine, rsep.engine.sequence, for the plans it takes; the per-event NFAs of
+rsep.engine.nfa_runtime for negated and optional steps), against the oracle
 (rsep.semantics.evaluate): every SPAseq example and shipped test folder the oracle's tests
 run, random streams and random queries of every operator family (differential tests),
 bounded state, and checkpoints (pickling mid-stream).
@@ -14,17 +16,15 @@ import pickle
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, engine, oracle
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
+from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 
 from rsep.algebra.compile import compile_query
 from rsep.algebra.events import (
@@ -46,13 +46,11 @@ from rsep.algebra.events import (
 from rsep.algebra.params import Parameters, Source
 from rsep.algebra.plan import Ask, Construct, Dataset, Plan, QueryForm, Select
 from rsep.engine import incremental_query
-from rsep.engine.bgp import Bgp, BgpMatcher, GroupMatcher, compile_bgp
-from rsep.engine.nfa_runtime import NfaQuery, PrematchedEvent
+from rsep.engine.nfa_runtime import NfaQuery
 from rsep.errors import BadRecords, OnError, UserError
 from rsep.lang import detect_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.formats import read_events
-from rsep.rdf.sparql import GraphMatcher, Mu
 from rsep.semantics import evaluate
 from rsep.semantics.graph import read_graph
 from rsep.semantics.spaseq import find_matches
@@ -782,199 +780,3 @@ def test_literals_compare_as_the_oracle_substitutes_them() -> None:
         intervals = [re.findall(r'"interval": \[(\d+), (\d+)\]', x)[0] for x in found]
         assert sorted((int(i), int(j)) for i, j in intervals) == sorted(expected)
         same(plan, events, Driver(batches=(1,)))
-
-
-# Solutions computed elsewhere (PrematchedEvent) ----------------------------------------------
-
-
-def filterless(plan: Plan) -> dict[str, Gpm]:
-    """The GPMs of ``plan`` that are basic graph patterns without FILTER or BIND (those
-    whose solutions may come with the events), by name."""
-    found = {n.name: n for n in plan.r2r.walk() if isinstance(n, Gpm)}
-    return {
-        name: g
-        for name, g in found.items()
-        if not re.search(r"FILTER|BIND|OPTIONAL", g.pattern.text) and g.graph_kb is None
-    }
-
-
-def solved(events: Sequence[Event], gpms: dict[str, Gpm]) -> list[PrematchedEvent]:
-    """``events`` with the solutions of ``gpms`` on each, computed by the Python matcher
-    without bindings (standing in for Spark SQL's joins)."""
-    matcher = GroupMatcher(GraphMatcher())
-    return [
-        PrematchedEvent(
-            e.stream,
-            e.t_start,
-            e.t_end,
-            e.graph,
-            e.id,
-            {
-                name: frozenset(matcher.match(g.pattern, e.graph))
-                for name, g in gpms.items()
-                if g.stream == e.stream
-            },
-        )
-        for e in events
-    ]
-
-
-@contextmanager
-def refused(texts: set[str]) -> Iterator[list[str]]:
-    """Every matcher the engine has (the Python fast path, its skeletons and pyoxigraph)
-    raises for the patterns ``texts``; yields the texts refused so far."""
-    seen: list[str] = []
-    originals = {
-        (GroupMatcher, "match"): GroupMatcher.match,
-        (BgpMatcher, "match"): BgpMatcher.match,
-        (GraphMatcher, "match"): GraphMatcher.match,
-    }
-
-    compiled = [compile_bgp(text) for text in texts]
-
-    def guard(original: Any) -> Any:
-        def run(self: Any, pattern: Any, *args: Any, **kwargs: Any) -> Any:
-            text = pattern if isinstance(pattern, str) else getattr(pattern, "text", None)
-            if text in texts or (isinstance(pattern, Bgp) and pattern in compiled):
-                seen.append(str(text or pattern))
-                raise AssertionError(f"matched in Python: {text or pattern}")
-            return original(self, pattern, *args, **kwargs)
-
-        return run
-
-    with pytest.MonkeyPatch.context() as patch:
-        for (owner, name), original in originals.items():
-            patch.setattr(owner, name, guard(original))
-        yield seen
-
-
-def test_prematched_gpms_are_not_matched_again() -> None:
-    """Events that bring a GPM's solutions (PrematchedEvent): the engine gives the oracle's
-    answers without matching that GPM (every matcher raises for it), also where a later
-    step joins a literal the prematched step bound (stored forms compared, as
-    test_literals_compare_as_the_oracle_substitutes_them) and for a negated step; the same
-    events without solutions do reach the matcher (the guard works)."""
-    double = "<http://www.w3.org/2001/XMLSchema#double>"
-    events = turtle_events(
-        U1,
-        (1, f':a :price "14.0"^^{double} .'),
-        (2, f':b :price "14.00"^^{double} . :b :volume 3 .'),
-        (3, f':c :price "1.4E1"^^{double} .'),
-        (4, ':d :price "14"^^<http://www.w3.org/2001/XMLSchema#integer> .'),
-        (5, ":a :volume 4 ."),
-    )
-    a = gpm("A", U1, "{ ?s :price ?p }")
-    b = gpm("B", U1, "{ ?t :price ?p }")
-    c = gpm("C", U1, "{ ?t :price ?q FILTER (?q = ?p) }")
-    v = gpm("V", U1, "{ ?t :volume ?w }")
-    w = gpm("W", U1, "{ ?s :volume ?w }")
-    counts = []
-    for pattern in (
-        Seq.of(a, ANY, b),
-        Seq.of(a, ANY, c),
-        Seq.of(a, ANY, KleenePlus(b, ANY)),
-        Within(Seq.of(a, NEXT, Negation(v), NEXT, c), 5),
-        PartitionBy(Seq.of(a, ANY, Disjunction((b, w))), ("s",)),
-    ):
-        plan = plan_of(pattern, (U1,))
-        gpms = filterless(plan)
-        expected = oracle(plan, events)
-        prematched = solved(events, gpms)
-        with refused({g.pattern.text for g in gpms.values()}) as seen:
-            for driver in (ONE_BATCH, Driver(batches=(1,), pickles=(True,) * 4)):
-                found = engine(plan, prematched, None, driver)
-                assert canonical(found) == expected
-            assert not seen
-            with pytest.raises(AssertionError, match="matched in Python"):
-                engine(plan, events)
-        counts.append(len(expected))
-    assert counts == [3, 6, 3, 3, 1]
-
-
-def test_prematched_solutions_under_bindings() -> None:
-    """Under a run's bindings, a GPM's prematched solutions give what the matcher gives
-    (GroupMatcher.match with the bindings: the compatible solutions by stored form, the
-    bindings' own terms, their other variables added), for bindings of every kind of term
-    and literals written in several forms of one value."""
-    xsd = "http://www.w3.org/2001/XMLSchema#"
-    literals = [
-        Literal("1", datatype=XSD_INTEGER),
-        Literal("01", datatype=XSD_INTEGER),
-        Literal("1.0", datatype=NamedNode(xsd + "decimal")),
-        Literal("1", datatype=NamedNode(xsd + "decimal")),
-        Literal("1.0E0", datatype=NamedNode(xsd + "double")),
-        Literal("1", datatype=NamedNode(xsd + "double")),
-        Literal("a"),
-        Literal("a", language="en"),
-    ]
-    nodes = [NamedNode(EX + "s0"), NamedNode(EX + "s1"), BlankNode("b0")]
-    predicates = [NamedNode(PRICE), NamedNode(EX + "volume")]
-    gpms = [
-        gpm("A", U1, "{ ?s :price ?p . ?s :volume ?v }"),
-        gpm("B", U1, "{ ?s ?q ?p }"),
-        gpm("C", U1, "{ _:x :price ?p . ?s :volume _:x }"),
-    ]
-    query = NfaQuery(plan_of(Seq.of(*gpms[:1]), (U1,)))
-    terms = st.sampled_from([*literals, *nodes, *predicates])
-    graphs = st.frozensets(
-        st.builds(
-            Triple,
-            st.sampled_from(nodes),
-            st.sampled_from(predicates),
-            st.sampled_from([*literals, *nodes]),
-        ),
-        max_size=6,
-    )
-    bindings = st.dictionaries(st.sampled_from(["s", "p", "v", "q", "x"]), terms, max_size=3)
-
-    @settings(max_examples=300, deadline=None)
-    @given(graph=graphs, bound=bindings, which=st.integers(0, 2))
-    def check(graph: frozenset[Triple], bound: dict[str, Any], which: int) -> None:
-        g = gpms[which]
-        plain = Event.point(U1, 0, graph)
-        try:
-            expected = query._evaluate(g, plain, Mu(bound))
-        except UserError:  # two literals of one stored form in the graph: refused too
-            given = PrematchedEvent(U1, 0, 0, graph, None, {g.name: frozenset()})
-            with pytest.raises(UserError, match="stores as one"):
-                query._evaluate(g, given, Mu(bound))
-            refusals.append(1)
-            return
-        [event] = solved([plain], {g.name: g})
-        query._flush()  # the per-instant caches go
-        assert query._evaluate(g, event, Mu(bound)) == expected
-        query._flush()
-
-    refusals: list[int] = []
-    check()
-    assert refusals
-
-
-PREMATCHED = settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-
-
-@pytest.mark.parametrize("family", FAMILIES)
-@PREMATCHED
-@given(data=st.data())
-def test_differential_prematched(family: str, data: st.DataObject) -> None:
-    """Random streamsets and queries of every family, the events bringing the solutions of
-    every GPM without FILTER or BIND (at least one per query) and every matcher refusing
-    those GPMs: engine == oracle (or both refuse the case)."""
-    plan, events, driver = data.draw(cases(family))
-    gpms = filterless(plan)
-    assume(gpms)
-    try:
-        expected = oracle(plan, events)
-    except UserError:
-        with pytest.raises(UserError):
-            engine(plan, events, None, driver)
-        return
-    prematched = solved(events, gpms)
-    with refused({g.pattern.text for g in gpms.values()}) as seen:
-        found = canonical(engine(plan, prematched, None, driver))
-    assert not seen
-    assert found == expected, f"engine {found}\noracle {expected}"

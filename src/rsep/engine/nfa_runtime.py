@@ -23,10 +23,6 @@ this runtime reaches the same answers event by event, in bounded state. Its piec
   per value of the variables the pattern mentions. A GPM that is a basic graph pattern
   with FILTERs (most are) is matched in Python over the event's triples, indexed once per
   event (:mod:`rsep.engine.bgp`, pyoxigraph's very answers), and by pyoxigraph otherwise.
-  A GPM whose solutions on an event were computed elsewhere (:class:`PrematchedEvent`:
-  Spark SQL joins over the columnar rows, ``rsep.spark.replay``) is not matched again:
-  under ``μ`` its solutions are the prematched mappings compatible with ``μ`` (stored
-  forms compared, as a bound term matches a triple pattern), extended with ``μ``.
   **Lazy conjunction** (Sect. 7.3): a conjunction is evaluated only when every operand's
   stream has an event at the instant, operand by operand, stopping at the first that
   matches nothing.
@@ -88,7 +84,7 @@ from rsep.algebra.nfa import (
 )
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan
-from rsep.engine.bgp import GroupMatcher, as_stored
+from rsep.engine.bgp import GroupMatcher
 from rsep.engine.projection import Answer, Output
 from rsep.engine.query import InstantQuery
 from rsep.engine.shared_buffer import BufferNode, extend, flatten, items, restore
@@ -98,7 +94,7 @@ from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term
 
-__all__ = ["Match", "NfaQuery", "PrematchedEvent", "Run"]
+__all__ = ["Match", "NfaQuery", "Run"]
 
 _VARIABLE = re.compile(r"[?$](\w+)")
 
@@ -357,25 +353,6 @@ def _later_variables(nfa: Nfa, names: list[str], stop: set[str]) -> dict[str, fr
     return out
 
 
-# Events with their solutions ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class PrematchedEvent(Event):
-    """An event with the solutions ``⟦P⟧_G`` of some GPMs on it alone, computed elsewhere
-    (``rsep.spark.replay``: Spark SQL joins over the columnar rows), by GPM name: each a set
-    of mappings over the GPM's variables (its blank nodes left out) with the data's own
-    terms, its ``Graph (v, P_D)`` part joined (SPAseq Def. 7, 15), as
-    :meth:`GroupMatcher.match <rsep.engine.bgp.GroupMatcher.match>` gives them without
-    bindings. Only for GPMs whose parts are basic graph patterns without FILTER (SPARQL
-    1.1 sec. 18.3): then ``⟦μ(P)⟧_G`` is ``{μ} ⋈ ⟦P⟧_G``, so :class:`NfaQuery` uses them
-    instead of matching those GPMs on the event; a GPM not named is matched as usual.
-    Equal to another prematched event with the same fields (the solutions depend on the
-    graph only), never to a plain :class:`Event`."""
-
-    solutions: Mapping[str, frozenset[Mu]] = field(default_factory=dict, compare=False)
-
-
 # Runs ------------------------------------------------------------------------------------
 
 
@@ -441,8 +418,7 @@ class _Hit:
 
 class NfaQuery(InstantQuery):
     """A SPAseq query evaluated incrementally (module docstring): push events, advance the
-    watermark, get the oracle's results. Events pushed as :class:`PrematchedEvent` bring
-    the solutions of some GPMs with them, which are not matched again."""
+    watermark, get the oracle's results."""
 
     record: bool = False
     """Keep every :class:`Match` in :attr:`matches` (tests; unbounded)."""
@@ -495,7 +471,6 @@ class NfaQuery(InstantQuery):
         self._skeletons: dict[tuple[int, int, tuple[str, ...]], set[tuple[object, ...]]] = {}
         self._keys_cache: dict[Event, frozenset[Mu]] = {}
         self._join_keys: dict[tuple[int, Mu], tuple[_Bucket, tuple[object, ...]]] = {}
-        self._plain: dict[int, bool] = {}  # by id of an event: its graph read as it is
 
     # IncrementalQuery --------------------------------------------------------------------
 
@@ -545,7 +520,6 @@ class NfaQuery(InstantQuery):
             self._cache.clear()
             self._skeletons.clear()
             self._keys_cache.clear()
-            self._plain.clear()
 
     def _instant(self, t: int, events: list[Event]) -> list[Result]:
         """One instant of the streamset: windows that ended before it close, the runs of
@@ -996,15 +970,10 @@ class NfaQuery(InstantQuery):
         found = self._skeletons.get(key)
         if found is None:
             forms = self._matcher.forms
-            # a prematched GPM has no FILTER: its skeleton's solutions are its own
-            solutions: Iterable[Mu] | None = self._prematched(pattern, event)
-            if solutions is None:
-                bgp = self._patterns.compiled(pattern.pattern)
-                solutions = (
-                    self._patterns.fast.match(bgp.skeleton, event.graph)
-                    if bgp is not None
-                    else None
-                )
+            bgp = self._patterns.compiled(pattern.pattern)
+            solutions: Iterable[Mu] | None = (
+                self._patterns.fast.match(bgp.skeleton, event.graph) if bgp is not None else None
+            )
             if solutions is None:
                 solutions = self._matcher.match(skeleton, event.graph)
             found = {tuple(_stored(forms, nu.get(name)) for name in names) for nu in solutions}
@@ -1173,10 +1142,6 @@ class NfaQuery(InstantQuery):
         key = (id(gpm), id(event), bound)
         found = self._cache.get(key)
         if found is None:
-            prematched = self._prematched(gpm, event)
-            if prematched is not None:
-                found = self._cache[key] = self._extended(prematched, bound)
-                return found
             # a basic graph pattern in Python (rsep.engine.bgp), else by pyoxigraph
             solutions = self._patterns.match(gpm.pattern, event.graph, bound)
             if gpm.graph_kb is not None and solutions:
@@ -1188,48 +1153,6 @@ class NfaQuery(InstantQuery):
                 ]
             found = self._cache[key] = frozenset(solutions)
         return found
-
-    def _prematched(self, gpm: Gpm, event: Event) -> frozenset[Mu] | None:
-        """The solutions of ``gpm`` on the event alone that came with it
-        (:class:`PrematchedEvent`), or ``None`` to match it here. Like the matcher, a graph
-        holding two literals pyoxigraph stores as one is refused (a
-        :class:`~rsep.errors.UserError`); a graph with triple terms is left to pyoxigraph."""
-        if not isinstance(event, PrematchedEvent):
-            return None
-        found = event.solutions.get(gpm.name)
-        if found is None:
-            return None
-        plain = self._plain.get(id(event))
-        if plain is None:
-            plain = self._plain[id(event)] = self._plain_graph(event.graph)
-        return found if plain else None
-
-    def _plain_graph(self, graph: frozenset[Triple]) -> bool:
-        """Whether ``graph`` has no triple term, after refusing it as
-        :class:`~rsep.engine.bgp.BgpMatcher` and :class:`GraphMatcher` do when two of its
-        literals have one stored form."""
-        literals: list[Literal] = []
-        for triple in graph:
-            o = triple.object
-            if isinstance(o, Literal):
-                literals.append(o)
-            elif isinstance(o, Triple) or isinstance(triple.subject, Triple):
-                return False
-        if not all(as_stored(literal) for literal in literals):
-            self._matcher.forms.originals(literals, "a graph")
-        return True
-
-    def _extended(self, solutions: frozenset[Mu], bound: Mu) -> frozenset[Mu]:
-        """``{bound} ⋈ Ω`` as the matcher gives it under ``bound`` (:class:`GroupMatcher`):
-        the mappings of ``Ω`` that agree with ``bound`` on their shared variables by stored
-        form, with ``bound``'s own terms and its other variables added."""
-        if not bound:
-            return solutions
-        out = []
-        for nu in solutions:
-            if all(self._same(nu[name], term) for name, term in bound.items() if name in nu):
-                out.append(Mu({**nu, **bound}))
-        return frozenset(out)
 
     def _kb(self, gpm: Gpm) -> frozenset[Triple]:
         """``Γ(v)`` (Def. 15): the knowledge base graph the GPM names."""
@@ -1266,7 +1189,6 @@ class NfaQuery(InstantQuery):
             "_skeletons",
             "_keys_cache",
             "_join_keys",
-            "_plain",
             "_groups",
             "_discovery",
         ):

@@ -135,12 +135,18 @@ def incremental_query(
     plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None
 ) -> IncrementalQuery:
     """The engine's evaluator of ``plan``, by the language its operators belong to (as
-    ``rsep.semantics.evaluate.event_evaluation`` picks the oracle's): SPAseq sequences run
-    as NFAs (:mod:`rsep.engine.nfa_runtime`), RSEP-QL MATCH with its selection and
-    consumption policies (:mod:`rsep.engine.rsepql`), CQELS-CEP and EP-SPARQL interval
-    operators (:mod:`rsep.engine.cqelscep`, :mod:`rsep.engine.epsparql`), RSP-QL graph
-    patterns over windows on incremental window state (:mod:`rsep.engine.continuous`)."""
+    ``rsep.semantics.evaluate.event_evaluation`` picks the oracle's): SPAseq sequences on
+    the columnar engine (:class:`rsep.engine.sequence.SequenceQuery`; those with negated or
+    optional steps as per-event NFAs, :mod:`rsep.engine.nfa_runtime`), RSEP-QL MATCH with
+    its selection and consumption policies (:mod:`rsep.engine.rsepql`), CQELS-CEP and
+    EP-SPARQL interval operators (:mod:`rsep.engine.cqelscep`, :mod:`rsep.engine.epsparql`),
+    RSP-QL graph patterns over windows on incremental window state
+    (:mod:`rsep.engine.continuous`)."""
     if plan.sequences():
+        from rsep.engine.sequence import SequenceQuery, columnar_reason
+
+        if columnar_reason(plan) is None:
+            return SequenceQuery(plan, graphs)
         from rsep.engine.nfa_runtime import NfaQuery
 
         return NfaQuery(plan, graphs)
