@@ -53,8 +53,8 @@ from rsep.algebra.params import Profile
 from rsep.algebra.plan import Plan
 from rsep.cli.options import add_query_arguments, pair, query_base, read_query, settings
 from rsep.engine import incremental_query
-from rsep.engine.batch import batches_of, is_store, merge_batches, read_batches
-from rsep.engine.sequence import SequenceQuery, Undecided, columnar_reason
+from rsep.engine.batch import is_store, merge_batches, read_batches
+from rsep.engine.sequence import SequenceQuery, columnar_reason
 from rsep.errors import UserError
 from rsep.lang import detect_dialect, get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
@@ -328,24 +328,12 @@ def run_local(
     batch: int = 1024,
     pushed: Callable[[int], None] | None = None,
 ) -> Iterator[Result]:
-    """The plan's results from the engine in this process: the columnar engine
-    (:class:`rsep.engine.sequence.SequenceQuery`) for the plans it takes, else the
-    incremental engine (:func:`rsep.engine.incremental_query`): the events in time order,
-    pushed in batches of ``batch``, the watermark advanced to each batch's last time once
-    no later event shares it, then ``finish(until)``; ``pushed`` hears the count of events
-    pushed so far."""
+    """The plan's results from the engine in this process
+    (:func:`rsep.engine.incremental_query`: the columnar engine for the SPAseq plans it
+    takes): the events in time order, pushed in batches of ``batch``, the watermark advanced
+    to each batch's last time once no later event shares it, then ``finish(until)``;
+    ``pushed`` hears the count of events pushed so far."""
     events = sorted(streams.events(), key=lambda e: (e.t_end, e.t_start))
-    if columnar_reason(plan) is None:
-        query = SequenceQuery(plan, static_graphs(graphs))
-        try:
-            results = query.run(batches_of(events, query.dictionary), until)
-        except Undecided:
-            pass  # a FILTER its programs cannot decide: the exact path below
-        else:
-            if pushed is not None:
-                pushed(len(events))
-            yield from results
-            return
     incremental = incremental_query(plan, static_graphs(graphs))
     if until is not None:  # an answer at t <= until reads no later event
         events = [e for e in events if e.t_end <= until]
@@ -400,10 +388,7 @@ def run_files(
         on_stream(read_batches(path, iri, query.dictionary, time_unit=unit), iri)
         for iri, path in inputs
     ]
-    try:
-        results = query.run(merge_batches(sources), until)
-    except Undecided:
-        return None
+    results = query.run(merge_batches(sources), until)
     return Done(results, query.stats.events, query.stats.inexact_rows)
 
 
