@@ -130,6 +130,10 @@ another, native byte order)."""
 
 _DICTIONARY_TIME = -(1 << 63)
 _EVENTS_PER_BATCH = 16_384
+_LINKS = "/dev/shm" if Path("/dev/shm").is_dir() else None
+"""Where a read task makes its folder of links to a store's files (:func:`_file_batches`):
+in memory where the system has such a folder, since a link per file is made and removed
+in each task."""
 
 
 def columnar_replay(
@@ -308,7 +312,7 @@ def _file_batches(
     _, kind, path, stream, opts, fixed, start, stop = group[0]
     options = json.loads(opts)
     if kind == "store" and fixed is not None:
-        folder = Path(tempfile.mkdtemp(prefix="rsep-store-"))
+        folder = Path(tempfile.mkdtemp(prefix="rsep-store-", dir=_LINKS))
         try:
             for task, _, file, _, _, named, _, _ in group:
                 link = (
@@ -361,6 +365,8 @@ class _Router:
         self.sent = 0
         """The ids whose texts the partitions have."""
         self.owners: dict[tuple[int, ...], int] = {}
+        self.by_id = np.zeros(0, np.int64)
+        """The owner of a one-term key by its id (-1: not known yet)."""
         used = _predicates(scheme.final)
         self.predicates = (
             None if used is None else np.array([self.dictionary.intern(p) for p in used], np.int32)
@@ -445,27 +451,32 @@ class _Router:
         n = len(batch)
         if self.query is None:
             return np.arange(n, dtype=np.int64), np.zeros(n, np.int32)
-        count = self.scheme.partitions
         event, keys = self.query.event_keys(batch)
-        owners = np.zeros(len(keys), np.int64)
-        if len(keys):
-            if keys.shape[1] <= 2:  # the ids of a key in one int64: a 1-D unique
-                code = keys[:, 0].astype(np.int64) << 32
-                if keys.shape[1] == 2:
-                    code |= keys[:, 1].astype(np.int64) & 0xFFFFFFFF
-                first, inverse = np.unique(code, return_index=True, return_inverse=True)[1:]
-                unique = keys[first]
-            else:
-                unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-            found = np.array([self._owner(tuple(row.tolist())) for row in unique], np.int64)
-            owners = found[inverse.reshape(-1)]
-        keyed = np.zeros(n, np.bool_)
-        keyed[event] = True
-        keyless = np.flatnonzero(~keyed)
-        event = np.concatenate([event.astype(np.int64), np.repeat(keyless, count)])
-        part = np.concatenate([owners, np.tile(np.arange(count, dtype=np.int64), len(keyless))])
-        pairs = np.unique(event * count + part)  # sorted by event, then partition
-        return pairs // count, (pairs % count).astype(np.int32)
+        chosen = np.zeros((n, self.scheme.partitions), np.bool_)
+        chosen[event, self._owners(keys)] = True
+        chosen[~chosen.any(axis=1)] = True
+        found, part = np.nonzero(chosen)  # row-major: by event, then partition
+        return found.astype(np.int64), part.astype(np.int32)
+
+    def _owners(self, keys: np.ndarray) -> np.ndarray:
+        """The partition owning each key (a row of term ids), each distinct key's texts
+        hashed once per read task; a key of one term looked up by its id."""
+        if len(keys) == 0:
+            return np.zeros(0, np.int64)
+        if keys.shape[1] == 1:
+            ids = keys[:, 0]
+            top = int(ids.max()) + 1
+            if top > len(self.by_id):
+                grown = np.full(max(top, 2 * len(self.by_id)), -1, np.int64)
+                grown[: len(self.by_id)] = self.by_id
+                self.by_id = grown
+            for new in np.unique(ids[self.by_id[ids] < 0]).tolist():
+                self.by_id[new] = self._owner((new,))
+            owners: np.ndarray = self.by_id[ids]
+            return owners
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        found = np.array([self._owner(tuple(row.tolist())) for row in unique], np.int64)
+        return found[inverse.reshape(-1)]
 
     def _owner(self, ids: tuple[int, ...]) -> int:
         found = self.owners.get(ids)
