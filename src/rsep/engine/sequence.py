@@ -63,7 +63,7 @@ from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term, to_nt
 
-__all__ = ["SequenceQuery", "Stats", "Undecided", "columnar_reason", "describe"]
+__all__ = ["SequenceQuery", "Stats", "columnar_reason", "describe"]
 
 _STRATEGY = {
     Strategy.STRICT: automaton.STRICT,
@@ -79,12 +79,6 @@ _KINDS = {
     "Conjunction": "a conjunction (SPAseq Def. 8)",
     "Disjunction": "a disjunction (SPAseq Def. 9)",
 }
-
-
-class Undecided(Exception):
-    """Never raised any more (FILTER rows no program decides are decided exactly row by
-    row, :meth:`SequenceQuery._decide`): kept only until ``rsep.cli.run`` and
-    ``rsep.spark.columnar`` stop catching it."""
 
 
 @dataclass
