@@ -671,37 +671,41 @@ class _Merge:
 
 
 class ReaderTerms:
-    """The ids of every reader's dictionary mapped to one query's ``dictionary``: each
-    distinct text encoded once (module docstring, 2-3)."""
+    """The ids of every reader's dictionary mapped to one query's ``dictionary``: a text
+    encoded once, when a piece of this partition first uses its id (the readers' texts
+    reach every partition, most of them used by the events of others)."""
 
     def __init__(self, dictionary: TermDictionary) -> None:
         self.dictionary = dictionary
-        self.maps: dict[int, list[np.ndarray]] = {}
-        self.sizes: dict[int, int] = {}
-        self.table = np.zeros(0, np.int32)
-        self.base = np.zeros(0, np.int64)
+        self.texts: dict[int, list[pa.Array]] = {}
+        """Each reader's texts, by its ids."""
+        self.maps: dict[int, np.ndarray] = {}
+        """Each reader's ids in the query's dictionary, -1 where not encoded yet."""
 
     def add(self, rows: pa.RecordBatch) -> None:
         """Rows with ``terms`` (:data:`PIECE_SCHEMA`): reader ``reader``'s ids from
         ``seq`` on."""
         readers = rows.column("reader").to_pylist()
         firsts = rows.column("seq").to_pylist()
-        texts = rows.column("terms")
+        column = rows.column("terms")
         for i, (reader, first) in enumerate(zip(readers, firsts, strict=True)):
-            if first != self.sizes.get(reader, 0):
+            known = self.maps.get(reader, np.zeros(0, np.int32))
+            if first != len(known):
                 raise ValueError(f"reader {reader}'s texts from id {first} came out of order")
-            ids = self.dictionary.encode(texts[i].values)
-            self.maps.setdefault(reader, []).append(ids)
-            self.sizes[reader] = first + len(ids)
-        known = sorted(self.maps)
-        self.base = np.zeros(known[-1] + 1, np.int64)
-        parts: list[np.ndarray] = []
-        offset = 0
-        for reader in known:
-            self.base[reader] = offset
-            parts += self.maps[reader]
-            offset += self.sizes[reader]
-        self.table = np.concatenate(parts).astype(np.int32)
+            texts = column[i].values
+            self.texts.setdefault(reader, []).append(texts)
+            self.maps[reader] = np.concatenate([known, np.full(len(texts), -1, np.int32)])
+
+    def ids(self, reader: int, local: np.ndarray) -> np.ndarray:
+        """Reader ``reader``'s ids ``local`` in the query's dictionary, the texts of those
+        not met before encoded."""
+        table = self.maps[reader]
+        new = np.unique(local[table[local] < 0])
+        if len(new):
+            texts = pa.chunked_array(self.texts[reader], pa.string()).take(pa.array(new))
+            table[new] = self.dictionary.encode(texts)
+        found: np.ndarray = table[local]
+        return found
 
     def piece(self, reader: int, streams: tuple[str, ...], data: pa.Buffer) -> TripleBatch:
         """A piece's events (:data:`_EVENTS`, read by ``reader``) as a batch in the
@@ -710,7 +714,7 @@ class ReaderTerms:
         events = pa.ipc.read_record_batch(data, _EVENTS)
         n = events.num_rows
         local, counts = _triples(events.column("triples"))
-        ids = self.table[self.base[reader] + local].T
+        ids = self.ids(reader, local).T
         end = events.column("t_end").to_numpy()
         batch = TripleBatch(
             streams=streams,
