@@ -129,7 +129,7 @@ position in its read task, and its triples' term ids (int32 ``s, p, o`` after on
 another, native byte order)."""
 
 _DICTIONARY_TIME = -(1 << 63)
-_EVENTS_PER_BATCH = 16_384
+_EVENTS_PER_BATCH = 65_536
 _LINKS = "/dev/shm" if Path("/dev/shm").is_dir() else None
 """Where a read task makes its folder of links to a store's files (:func:`_file_batches`):
 in memory where the system has such a folder, since a link per file is made and removed
