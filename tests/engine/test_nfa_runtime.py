@@ -395,23 +395,26 @@ def test_matches_and_events_equal_the_oracles() -> None:
         assert first == {(m, e): known for m, e, known in theirs}
 
 
+FORMS: list[tuple[QueryForm, dict[str, object]]] = [
+    (Select(("s",), distinct=True), {}),
+    (Select(("s",)), {}),
+    (Select(("p1", "d"), expressions=(("d", "?p3 - ?p1"),)), {}),
+    (Construct(f"?s <{EX}rise> ?p3 ."), {}),
+    (Construct(f"?s <{EX}rise> ?p3 ."), {"output.empty": True}),
+    (Ask(), {}),
+    (Select(), {"r2s": "rstream"}),
+    (Select(("s",), distinct=True), {"r2s": "rstream"}),
+    (Select(), {"r2s": "dstream"}),
+]
+"""Every query form and streaming operator, with the parameters that change them."""
+
+
 def test_query_forms_and_streaming_operators() -> None:
     """SELECT with projection, expressions and DISTINCT; CONSTRUCT; ASK; RStream and
     DStream; output.empty: as the oracle formats them."""
     events = prices(5, 3, 8, 6, 9, 2, 7, 7)
     pattern = Seq.of(A, NEXT, C_ABOVE)
-    forms: list[tuple[QueryForm, dict[str, object]]] = [
-        (Select(("s",), distinct=True), {}),
-        (Select(("s",)), {}),
-        (Select(("p1", "d"), expressions=(("d", "?p3 - ?p1"),)), {}),
-        (Construct(f"?s <{EX}rise> ?p3 ."), {}),
-        (Construct(f"?s <{EX}rise> ?p3 ."), {"output.empty": True}),
-        (Ask(), {}),
-        (Select(), {"r2s": "rstream"}),
-        (Select(("s",), distinct=True), {"r2s": "rstream"}),
-        (Select(), {"r2s": "dstream"}),
-    ]
-    for form, values in forms:
+    for form, values in FORMS:
         plan = replace(plan_of(pattern, (PRICES,), **values), form=form)
         for size in (1, 3):
             same(plan, events, Driver(batches=(size,)))

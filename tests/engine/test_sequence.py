@@ -22,6 +22,7 @@ from test_nfa_runtime import (
     C_ABOVE,
     EX,
     FOLDERS,
+    FORMS,
     NEXT,
     PRICE,
     PRICES,
@@ -50,7 +51,7 @@ from rsep.algebra.events import (
 )
 from rsep.algebra.events import Sequence as Seq
 from rsep.algebra.params import Parameters, Source
-from rsep.algebra.plan import Ask, Construct, Dataset, Plan, QueryForm, Select
+from rsep.algebra.plan import Dataset, Plan, Select
 from rsep.engine.batch import batches_of
 from rsep.engine.sequence import SequenceQuery, columnar_reason
 from rsep.errors import UserError
@@ -314,20 +315,6 @@ def _triple(stock: int, price: int) -> Triple:
 
 def _events(t: int, stock: int, price: int) -> list[Event]:
     return [Event.point(U1, t, [_triple(stock, price)])]
-
-
-FORMS: list[tuple[QueryForm, dict[str, object]]] = [
-    (Select(("s",), distinct=True), {}),
-    (Select(("s",)), {}),
-    (Select(("p1", "d"), expressions=(("d", "?p3 - ?p1"),)), {}),
-    (Construct(f"?s <{EX}rise> ?p3 ."), {}),
-    (Construct(f"?s <{EX}rise> ?p3 ."), {"output.empty": True}),
-    (Ask(), {}),
-    (Select(), {"r2s": "rstream"}),
-    (Select(("s",), distinct=True), {"r2s": "rstream"}),
-    (Select(), {"r2s": "dstream"}),
-]
-"""Every query form and streaming operator, with the parameters that change them."""
 
 
 def test_query_forms_and_streaming_operators() -> None:
