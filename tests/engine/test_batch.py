@@ -442,6 +442,22 @@ def test_nquads_fast_path_time_forms(tmp_path: Path, monkeypatch: pytest.MonkeyP
 _LINE_KINDS = ["event", "event", "event", "late time", "split", "bad", "spaced", "comment"]
 
 
+def _mangled(kind: str, event: list[str], other: str) -> list[str]:
+    """The lines of ``event`` as the line kind ``kind`` writes them (``other``: the graph of
+    the lines written between a split event's parts)."""
+    if kind == "late time":
+        return event[2:] + event[:2]
+    if kind == "split":
+        return event[2:] + [f"<{EX}x> <{EX}p> <{EX}o> {other} ."] * 3 + event[:2]
+    if kind == "bad":
+        return [*event[:-1], event[-1][:-2]]
+    if kind == "spaced":
+        return [*event[:-1], event[-1].replace("> <", ">  <", 1)]
+    if kind == "comment":
+        return [event[0], "  # a comment", *event[1:]]
+    return event
+
+
 @st.composite
 def messy_files(draw: st.DrawFn) -> list[str]:
     """N-Quads lines mostly in the writers' layout, with graphs named again, time
@@ -456,18 +472,7 @@ def messy_files(draw: st.DrawFn) -> list[str]:
         event = event_lines(
             graph, clock, draw(st.integers(1, 3)), draw(st.sampled_from(["a", "b", None]))
         )
-        if kind == "late time":
-            event = event[2:] + event[:2]
-        elif kind == "split":
-            lines += event[2:]
-            event = [f"<{EX}x> <{EX}p> <{EX}o> <{EX}other> ."] * 3 + event[:2]
-        elif kind == "bad":
-            event[-1] = event[-1][:-2]
-        elif kind == "spaced":
-            event[-1] = event[-1].replace("> <", ">  <", 1)
-        elif kind == "comment":
-            event.insert(1, "  # a comment")
-        lines += event
+        lines += _mangled(kind, event, f"<{EX}other>")
     return lines
 
 
@@ -642,18 +647,7 @@ def straddling_files(draw: st.DrawFn) -> list[str]:
         graph = f"<{EX}g{index}>" if index % 3 else f"_:b{index}"
         clock += draw(st.integers(0, 30))
         event = event_lines(graph, clock, draw(st.integers(1, 4)))
-        if kind == "late time":
-            event = event[2:] + event[:2]
-        elif kind == "split":
-            lines += event[2:]
-            event = [f"<{EX}x> <{EX}p> <{EX}o> <{EX}other{index}> ."] * 3 + event[:2]
-        elif kind == "bad":
-            event[-1] = event[-1][:-2]
-        elif kind == "spaced":
-            event[-1] = event[-1].replace("> <", ">  <", 1)
-        elif kind == "comment":
-            event.insert(1, "  # a comment")
-        lines += event
+        lines += _mangled(kind, event, f"<{EX}other{index}>")
     return lines
 
 
