@@ -30,6 +30,20 @@ def test_version() -> None:
     assert done.returncode == 0 and done.stdout.strip() == f"rsep {rsep.__version__}"
 
 
+def test_python_m_rsep_is_the_command(tmp_path: Path) -> None:
+    """``python -m rsep`` runs the same command, with its exit codes."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rsep", "--version"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == f"rsep {rsep.__version__}"
+    query = tmp_path / "q.rq"
+    query.write_text("SELECT ?x WHERE {\n  ?x ?y \n}", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "rsep", "explain", str(query)], capture_output=True, text=True
+    )
+    assert done.returncode == 1 and "line 3" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_user_error_exits_1_with_a_message_and_no_traceback(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -338,17 +338,18 @@ def use_cases(
     reading the data."""
     import test_spaseq_use_cases as module
 
+    from rsep.api import read_graphs, read_streams, static_graphs
     from rsep.cli.main import build_parser
-    from rsep.cli.run import plan_of, read_graphs, read_streams, static_graphs
+    from rsep.cli.run import graph_files, query_of
 
     found: list[Example] = []
     current = {"source": ""}
 
     def recorder(args: list[str], capsys: Any) -> list[dict[str, object]]:
         namespace = build_parser().parse_args(["run", *args])
-        plan = plan_of(namespace)
+        plan = query_of(namespace).plan
         streams = read_streams(namespace.streams, plan.parameters.time_unit)
-        graphs = static_graphs(read_graphs(namespace.graphs))
+        graphs = static_graphs(read_graphs(graph_files(namespace.graphs)))
         events = tuple(sorted(streams.events(), key=lambda e: (e.t_end, e.t_start)))
         example = Example("spaseq", current["source"], plan, events, graphs)
         found.append(example)

@@ -27,7 +27,7 @@ from test_replay import (
 )
 
 from rsep.algebra.plan import Plan
-from rsep.cli.run import run_files
+from rsep.api.driver import run_files
 from rsep.engine.batch import merge_batches, read_batches
 from rsep.engine.sequence import columnar_reason
 from rsep.engine.terms import TermDictionary
@@ -85,10 +85,9 @@ def local(
     until: int | None = None,
 ) -> list[str]:
     """The in-process columnar engine's answers (``rsep run --engine local``)."""
-    items = [str(i.path) if i.stream is None else f"{i.stream}={i.path}" for i in inputs]
-    done = run_files(plan, items, graphs or {}, until)
+    done = run_files(plan, inputs, graphs or {}, until)
     assert done is not None
-    return canonical(done.answers)
+    return canonical(done)
 
 
 # The shipped folders ----------------------------------------------------------------------

@@ -26,11 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rsep.algebra.params import Profile
-from rsep.cli.run import add_data_arguments, plan_of, read_graphs, read_streams
-from rsep.errors import UserError
-from rsep.rdf.results import read_results
-from rsep.semantics.check import Relation, check, relations_from_results
-from rsep.semantics.csrbench import SUITE_TIME_UNIT, is_csrbench_answer, read_answer
+from rsep.cli.run import add_data_arguments, graph_files, query_of
 
 EXIT_CORRECT = 0
 EXIT_DEPARTS = 3
@@ -86,38 +82,16 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(run=run)
 
 
-def read_answer_file(path: Path, granularity: int | None) -> tuple[list[Relation], bool]:
-    """The relations of an answer file, JSON Lines or CSR-Bench JSON (module docstring),
-    and whether the format shows empty relations (CSR-Bench's does, JSON Lines not)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot read the answers {path}: {exc.strerror or exc}") from None
-    if granularity is not None and granularity < 1:
-        raise UserError("--answer-granularity must be a positive number of ms")
-    if is_csrbench_answer(text):
-        return read_answer(path, text, granularity or SUITE_TIME_UNIT), True
-    results = list(read_results(text.splitlines(), str(path)))
-    return relations_from_results(results, granularity or 1), False
-
-
 def run(args: argparse.Namespace) -> int:
     """Check the answer; print the verdict; exit 0 (correct) or 3 (departs)."""
-    if args.granularity is not None and args.granularity < 1:
-        raise UserError("--granularity must be a positive number of ms")
-    plan = plan_of(args)
-    streams = read_streams(args.streams, plan.parameters.time_unit)
-    graphs = read_graphs(args.graphs)
-    answer, empty_relations = read_answer_file(args.answers, args.answer_granularity)
-    verdict = check(
-        plan,
-        streams,
-        answer,
-        graphs,
+    verdict = query_of(args).check(
+        args.streams,
+        args.answers,
+        graph_files(args.graphs),
         registration=args.registration,
         granularity=args.granularity,
         until=args.until,
-        empty_relations=empty_relations,
+        answer_granularity=args.answer_granularity,
     )
     sys.stdout.write(verdict.describe() + "\n")
     return EXIT_CORRECT if verdict.correct else EXIT_DEPARTS

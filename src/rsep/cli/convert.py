@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from rsep.api.convert import convert
 from rsep.cli.options import pair
-from rsep.errors import BadRecords, OnError, UserError
+from rsep.errors import UserError
 
 
 def add_parser(commands: Any) -> None:
@@ -83,39 +83,27 @@ def run(args: argparse.Namespace) -> int:
     for item in args.lookup:
         name, path = pair(item, "--lookup", "NAME=PATH")
         lookups[name] = Path(path)
-    base = args.inputs[0] if args.inputs[0].is_dir() else args.inputs[0].parent
-    mapper = mapping.bind(lookups, base=base)
-    policy = OnError(args.on_error)
-    dead = args.dead_letter
-    if policy is OnError.SKIP and dead is None:
-        dead = args.output.with_name(args.output.name + ".rejected.jsonl")
-    if dead is not None and dead.exists():
-        dead.unlink()
-    bad = BadRecords(policy, dead)
 
-    from rsep.spark.convert import convert, resolve_inputs
-    from rsep.spark.session import get_session
+    def starting(count: int) -> None:
+        if not args.quiet:
+            print(
+                f"mapping {mapping.name}: {count:,} input file(s); starting Spark", file=sys.stderr
+            )
 
-    work = args.work_dir or Path(tempfile.gettempdir()) / "rsep-work"
-    files = resolve_inputs(args.inputs, mapping.source.files, work)
-    if not args.quiet:
-        print(
-            f"mapping {mapping.name}: {len(files):,} input file(s); starting Spark", file=sys.stderr
-        )
-    spark = get_session(args.master, app_name="rsep convert")
-    try:
-        result = convert(
-            spark,
-            mapper,
-            files,
-            args.output,
-            args.format,
-            bad=bad,
-            compression=args.compression,
-            progress=not args.quiet,
-        )
-    finally:
-        bad.close()
+    result = convert(
+        mapping,
+        args.inputs,
+        args.output,
+        args.format,
+        lookups=lookups,
+        on_error=args.on_error,
+        dead_letter=args.dead_letter,
+        master=args.master,
+        work_dir=args.work_dir,
+        compression=args.compression,
+        progress=not args.quiet,
+        starting=starting,
+    )
     if mapping.synthetic:
         print("note: this data set is SYNTHETIC (generated), not real data")
     print(result.summary())

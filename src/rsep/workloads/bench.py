@@ -41,8 +41,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from pyoxigraph import Literal, NamedNode, Triple
 
 if TYPE_CHECKING:
-    from rsep.engine.batch import TripleBatch
-    from rsep.engine.terms import TermDictionary
+    from rsep.api import Query
 
 from rsep.algebra.plan import Plan
 from rsep.errors import UserError
@@ -514,8 +513,15 @@ def percentile(values: Sequence[float], q: float) -> float:
 # (imported lazily, so that importing this module stays cheap): :func:`measure` imports them
 # before the clock, so that no point's time includes the import of its reader or engine.
 _MODULES: dict[str, tuple[str, ...]] = {
-    "rsep": ("rsep.engine",),
-    "rsep-live": ("rsep.engine",),
+    "rsep": (
+        "rsep.api.driver",
+        "rsep.engine",
+        "rsep.engine.batch",
+        "rsep.engine.sequence",
+        "rsep.semantics.csrbench",
+        "rsep.spark.columnar",
+    ),
+    "rsep-live": ("rsep.api.driver", "rsep.engine"),
     "spark": ("rsep.spark.replay",),
     "oracle": ("rsep.rdf.event", "rsep.semantics"),
     "naive": ("rsep.workloads.baselines",),
@@ -542,7 +548,8 @@ def measure(point: Point, data: Data) -> Measurement:
     kb = read_kb(data.kb)
     # parsing and compiling the query is not in the measured time (nor the first parse of
     # its GPMs' patterns, which builds the SPARQL parser once per process)
-    plan = _plan(point.shape, point.workload)
+    query = _query(point.shape, point.workload)
+    plan = query.plan
     if point.system == "rsep":
         from rsep.engine.sequence import columnar_reason
 
@@ -558,9 +565,9 @@ def measure(point: Point, data: Data) -> Measurement:
     with RssSampler() as rss:
         started, cpu = time.perf_counter(), clock()
         if point.system == "rsep":
-            answers, events = _rsep_local(point, plan, data, kb)
+            answers, events = _rsep_local(point, query, data, kb)
         elif point.system == "rsep-live":
-            answers, events, latencies = _rsep_live(point, plan, data, kb)
+            answers, events, latencies = _rsep_live(point, query, data, kb)
             out.latency_p50_ms = percentile(latencies, 0.5) * 1000 if latencies else None
             out.latency_p99_ms = percentile(latencies, 0.99) * 1000 if latencies else None
         elif point.system == "read":
@@ -621,14 +628,12 @@ def _order(answer: Any) -> Any:
     return answer
 
 
-def _plan(shape: VShape, workload: str = "stock-vshape") -> Plan:
-    """The compiled SPAseq query of the workload (of ``shape`` where it takes one)."""
-    from rsep.algebra.compile import compile_query
-    from rsep.lang import get_dialect, parse_query
+def _query(shape: VShape, workload: str = "stock-vshape") -> Query:
+    """The SPAseq query of the workload (of ``shape`` where it takes one), compiled."""
+    from rsep.api import Query
     from rsep.workloads.catalog import workload as entry
 
-    dialect = get_dialect("spaseq")
-    return compile_query(parse_query(entry(workload).query(shape), dialect), dialect)
+    return Query(entry(workload).query(shape), "spaseq")
 
 
 class _Counted:
@@ -664,60 +669,36 @@ def _batches(events: Iterable[_T], size: int) -> Iterator[list[_T]]:
         yield batch
 
 
-def _batch_source(point: Point, data: Data, dictionary: TermDictionary) -> Iterator[TripleBatch]:
-    """The point's events read straight into batches (:func:`rsep.engine.batch.read_batches`),
-    the stores of several streams merged in time order."""
-    from rsep.engine.batch import merge_batches, read_batches
-
+def _files(point: Point, data: Data) -> list[Path]:
+    """The stream files the point's rsep reads: the N-Quads file, or the event store (its
+    numbered stores, one per stream, where it has them)."""
     if point.source == "nquads":
-        return read_batches(data.nquads, None, dictionary)
+        return [data.nquads]
     if point.source != "parquet":
         raise UserError(f"unknown source {point.source!r}: {', '.join(SOURCES)}")
     parts = sorted(p for p in data.store.iterdir() if p.is_dir() and p.name.isdigit())
-    return merge_batches([read_batches(p, None, dictionary) for p in parts or [data.store]])
+    return parts or [data.store]
 
 
 def _rsep_local(
-    point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
+    point: Point, query: Query, data: Data, kb: frozenset[Triple]
 ) -> tuple[list[Result], int]:
-    """The engine over the file, streamed, as ``rsep run --engine local`` runs it: the
-    columnar engine over batches read straight from the file for the plans it takes
-    (:class:`rsep.engine.sequence.SequenceQuery`), else the incremental engine in batches
-    of 1,024 events, the watermark moved to the last instant every batch completes."""
-    from rsep.engine import incremental_query
-    from rsep.engine.sequence import SequenceQuery, columnar_reason
-
-    if columnar_reason(plan) is None:
-        columnar = SequenceQuery(plan, {data.kb_graph: kb})
-        found = columnar.run(_batch_source(point, data, columnar.dictionary))
-        return found, columnar.stats.events
-
-    query = incremental_query(plan, {data.kb_graph: kb})
-    counted = _Counted(_source(point, data))
-    results: list[Result] = []
-    pending: list[Event] = []
-    for batch in _batches(counted, 1024):
-        results += query.push(batch)
-        pending = batch
-        last = pending[-1].t_end
-        done = [e for e in batch if e.t_end < last]
-        if done:
-            results += query.advance(done[-1].t_end)
-    results += query.finish()
-    return results, counted.count
+    """The engine in this process over the point's files, as ``rsep run --engine local``
+    runs it (:meth:`rsep.api.Query.run`: the columnar engine over batches read straight
+    from the files for the plans it takes, else the incremental engine fed in batches)."""
+    answers = query.run(_files(point, data), {data.kb_graph: kb}, engine="local")
+    return list(answers), answers.events
 
 
 def _rsep_live(
-    point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
+    point: Point, query: Query, data: Data, kb: frozenset[Triple]
 ) -> tuple[list[Result], int, list[float]]:
     """The engine fed at ``point.rate`` triples/s in micro-batches of what has arrived
     (every 10 ms): an event's arrival is the wall-clock time it was due; an answer's
     latency is its emission minus the arrival of the event that completed it (the last
     event of its time, the earliest it can be final). Events are read before the clock
     starts, so that the rate is the feed's, not the parser's."""
-    from rsep.engine import incremental_query
-
-    query = incremental_query(plan, {data.kb_graph: kb})
+    running = query.incremental({data.kb_graph: kb})
     events = list(_source(point, data))
     per_event = data.triples / data.events / point.rate
     arrival: dict[int, float] = {}
@@ -741,13 +722,13 @@ def _rsep_live(
         batch = events[i:due]
         for k, event in enumerate(batch, i):
             arrival[event.t_end] = start + k * per_event
-        emit(query.push(batch))
+        emit(running.push(batch))
         i = due
         last = batch[-1].t_end
         done = [e for e in batch if e.t_end < last]
         if done:
-            emit(query.advance(done[-1].t_end))
-    emit(query.finish())
+            emit(running.advance(done[-1].t_end))
+    emit(running.finish())
     return answers, len(events), latencies
 
 

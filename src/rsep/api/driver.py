@@ -1,0 +1,239 @@
+"""The one driver loop: a plan evaluated over its inputs by the oracle, the engine in this
+process, or the engine in Spark tasks, and the incremental form an application feeds.
+
+Every caller runs a query through here (``rsep run``, ``rsep bench``, the Python API):
+
+- ``reference``: the oracle (:func:`rsep.semantics.evaluate`, the papers' definitions);
+- ``local``: the engine in this process. A plan the columnar engine takes
+  (:class:`rsep.engine.sequence.SequenceQuery`) over stream files reads them straight into
+  batches (:func:`rsep.engine.batch.read_batches`, merged in time order); any other plan
+  or input goes through :class:`Incremental` (:func:`rsep.engine.incremental_query`), fed
+  by :func:`drive`;
+- ``spark``: the engine in Spark tasks over stream files
+  (:func:`rsep.spark.replay.run_streamed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pyoxigraph import Triple
+
+from rsep.algebra.plan import Plan
+from rsep.api.answers import Answers
+from rsep.api.inputs import Inputs, read_streams, static_graphs, table_of, write_store
+from rsep.errors import UserError
+from rsep.rdf.event import Event, StreamSet
+from rsep.rdf.results import Result
+from rsep.semantics.graph import Graph, TimeVaryingGraph
+from rsep.spark.job import StreamInput
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from rsep.engine.query import IncrementalQuery
+
+ENGINES = ("reference", "local", "spark")
+"""The engines a query runs on: the oracle, the incremental engine in this process, and the
+same engine inside Spark tasks."""
+
+BATCH_EVENTS = 1024
+"""Events pushed at a time by :func:`drive`."""
+
+
+def check_engine(name: str) -> None:
+    """Refuse an engine rsep does not have."""
+    if name not in ENGINES:
+        raise UserError(
+            f"unknown engine {name!r}: 'reference' (the oracle), 'local' (the incremental "
+            "engine in one process) or 'spark' (the engine inside Spark tasks)"
+        )
+
+
+def evaluate(
+    plan: Plan,
+    inputs: Inputs,
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+    *,
+    engine: str = "local",
+    until: int | None = None,
+    start: int | None = None,
+    master: str | None = None,
+    pushed: Callable[[int], None] | None = None,
+) -> Answers:
+    """The answers of ``plan`` over ``inputs`` and ``graphs`` on ``engine`` (module
+    docstring), up to ``until`` (and, for the oracle, from ``start``); ``master`` is
+    Spark's; ``pushed`` hears the count of events read so far."""
+    check_engine(engine)
+    if engine != "reference" and start is not None:
+        raise UserError("--start is for the reference engine; the engine starts at the data")
+    keep = inputs.folder
+    if engine == "spark":
+        if inputs.files is None:
+            raise UserError(
+                "the Spark engine reads stream files or tables; run events in memory on the "
+                "engine 'local' or 'reference'"
+            )
+        from rsep.spark.replay import run_streamed
+
+        files = [StreamInput(p.path.resolve(), p.stream, p.options) for p in inputs.files]
+        found = run_streamed(plan, files, static_graphs(graphs), until, master)
+        return _counted(Answers(plan.form, found.lines, found.events, found.inexact_rows, keep))
+    if engine == "local" and inputs.files is not None:
+        done = run_files(plan, inputs.files, graphs, until)
+        if done is not None:
+            done._keep = keep
+            return _counted(done, pushed)
+    if inputs.events is not None:
+        events = inputs.events
+        streams = StreamSet.from_events(events)
+    else:
+        streams = read_streams(inputs.files or [], plan.parameters.time_unit)
+        events = streams.events()
+    if engine == "local":
+        incremental = Incremental(plan, static_graphs(graphs))
+        ordered = sorted(events, key=lambda e: (e.t_end, e.t_start))
+        answers = drive(incremental, ordered, until, pushed=pushed)
+        return Answers(plan.form, answers, len(events), keep=keep)
+    from rsep.semantics import evaluate as oracle
+
+    results = oracle(plan, streams, graphs, until, start=start)
+    return _counted(Answers(plan.form, results, len(events), keep=keep), pushed)
+
+
+def _counted(answers: Answers, pushed: Callable[[int], None] | None = None) -> Answers:
+    """``answers``, their count of events told to ``pushed`` (known before the first)."""
+    if pushed is not None:
+        pushed(answers.events)
+    return answers
+
+
+def run_files(
+    plan: Plan,
+    inputs: Sequence[StreamInput],
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+    until: int | None = None,
+) -> Answers | None:
+    """The answers of a plan the columnar engine takes over stream files read straight
+    into batches (N-Quads and the event store by vectorised readers), in this process;
+    ``None`` when the plan or an input needs the other path."""
+    from rsep.engine.batch import merge_batches, read_batches
+    from rsep.engine.sequence import SequenceQuery, columnar_reason
+    from rsep.semantics.csrbench import is_csrbench_data
+    from rsep.spark.columnar import on_stream
+
+    if columnar_reason(plan) is not None:
+        return None
+    if any(item.stream is not None and is_csrbench_data(item.path) for item in inputs):
+        return None
+    query = SequenceQuery(plan, static_graphs(graphs))
+    unit = plan.parameters.time_unit
+    sources = [
+        on_stream(
+            read_batches(item.path, item.stream, query.dictionary, time_unit=unit, **item.options),
+            item.stream,
+        )
+        for item in inputs
+    ]
+    results = query.run(merge_batches(sources), until)
+    return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows)
+
+
+def drive(
+    incremental: Incremental,
+    events: Sequence[Event],
+    until: int | None = None,
+    batch: int = BATCH_EVENTS,
+    pushed: Callable[[int], None] | None = None,
+) -> Iterator[Result]:
+    """Feed ``events`` (in time order) to ``incremental`` and give its answers: pushed in
+    batches of ``batch``, the watermark advanced to each batch's last time once no later
+    event shares it, then ``finish(until)``; ``pushed`` hears the count pushed so far."""
+    if until is not None:  # an answer at t <= until reads no later event
+        events = [e for e in events if e.t_end <= until]
+    for start in range(0, len(events), batch):
+        chunk = events[start : start + batch]
+        yield from incremental.push(chunk)
+        if pushed is not None:
+            pushed(start + len(chunk))
+        following = events[start + batch] if start + batch < len(events) else None
+        if following is None or following.t_end > chunk[-1].t_end:
+            yield from incremental.advance(chunk[-1].t_end)  # nothing more comes at that time
+    yield from incremental.finish(until)
+
+
+class Incremental:
+    """A query fed as its events arrive, on the engine in this process
+    (:class:`rsep.engine.query.IncrementalQuery`): :meth:`push` events in time order,
+    :meth:`advance` the watermark (no event at or before it comes any more), :meth:`finish`
+    the input; each call returns the answers that became final, each exactly once, in time
+    order: together, the oracle's answers over all the events."""
+
+    def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
+        from rsep.engine import incremental_query
+
+        self.plan = plan
+        self.events = 0
+        """Events pushed so far."""
+        self._engine: IncrementalQuery = incremental_query(plan, graphs)
+
+    @property
+    def watermark(self) -> int | None:
+        """The latest time :meth:`advance` moved to (``None``: not yet)."""
+        return self._engine.watermark
+
+    @property
+    def inexact_rows(self) -> int | None:
+        """Rows whose FILTER the columnar engine's programs could not decide and were
+        evaluated exactly (``None``: the plan runs on another evaluator)."""
+        from rsep.engine.sequence import SequenceQuery
+
+        engine = self._engine
+        return engine.stats.inexact_rows if isinstance(engine, SequenceQuery) else None
+
+    def push(self, events: Iterable[Event] | pa.Table | pd.DataFrame) -> list[Result]:
+        """Take events in non-decreasing time, as objects or a table of triples
+        (:data:`rsep.api.inputs.TABLE_COLUMNS`, Arrow or pandas); the answers of every
+        instant they complete."""
+        table = table_of(events)
+        if table is None:
+            if not isinstance(events, Iterable):
+                raise UserError(f"push takes events or a table of triples, not {events!r}")
+            chunk = list(events)
+            self.events += len(chunk)
+            return self._engine.push(chunk)
+        return self._push_table(table)
+
+    def _push_table(self, table: pa.Table) -> list[Result]:
+        """A table of triples through the event store's readers (:mod:`rsep.api.inputs`)."""
+        import tempfile
+
+        from rsep.engine.batch import read_batches
+        from rsep.engine.sequence import SequenceQuery
+        from rsep.spark.eventstore import read_store_events
+
+        engine = self._engine
+        out: list[Result] = []
+        with tempfile.TemporaryDirectory(prefix="rsep-table-") as folder:
+            path = write_store(table, Path(folder))
+            if isinstance(engine, SequenceQuery):
+                for batch in read_batches(path, None, engine.dictionary):
+                    self.events += len(batch)
+                    out += engine.push(batch)
+            else:
+                events = list(read_store_events(path))
+                self.events += len(events)
+                out += engine.push(events)
+        return out
+
+    def advance(self, t: int) -> list[Result]:
+        """Move the watermark to ``t``; every answer at an instant ``≤ t`` not yet given."""
+        return self._engine.advance(t)
+
+    def finish(self, until: int | None = None) -> list[Result]:
+        """End of input: the answers still due (up to ``until``, default: the oracle's
+        end of the time range)."""
+        return self._engine.finish(until)

@@ -1,0 +1,131 @@
+"""What ``rsep explain`` prints for a query: how its dialect was chosen, its plan with every
+parameter and its source (:func:`rsep.algebra.plan.explain`), and, for an event sequence,
+how the engine in this process and the Spark job run it.
+
+The text is :meth:`rsep.api.Query.explain`'s; the command line prints it as it is.
+"""
+
+from __future__ import annotations
+
+from rsep.algebra.plan import Plan, explain
+from rsep.lang.dialects import Dialect, all_dialects, cue_text, get_dialect
+
+
+def detection(text: str, name: str | None) -> tuple[Dialect, str]:
+    """The dialect to read ``text`` in (``name``, or detected from the text's cues,
+    docs/languages.md "Detection") and a line saying how it was chosen."""
+    if name is not None:
+        dialect = get_dialect(name)
+        return dialect, f"dialect {dialect.name} ({dialect.title}): given by --dialect"
+    cues = cue_text(text)
+    for dialect in all_dialects():
+        for cue in dialect.cues:
+            found = cue.search(cues)
+            if found is not None:
+                return dialect, (
+                    f"dialect {dialect.name} ({dialect.title}): detected from the text, "
+                    f"cue {found.group(0).strip()!r}"
+                )
+    dialect = get_dialect("sparql")
+    return dialect, f"dialect sparql ({dialect.title}): no cue of a streaming dialect"
+
+
+def explanation(how: str, plan: Plan) -> str:
+    """The whole text: the dialect line ``how``, the plan, then how the engine in this
+    process (:func:`engine`) and on Spark (:func:`physical`) run it."""
+    return how + "\n" + explain(plan) + engine(plan) + physical(plan)
+
+
+def engine(plan: Plan) -> str:
+    """How ``rsep run --engine local`` evaluates a plan with an event sequence (empty for
+    others): the columnar engine step by step, or why not
+    (:func:`rsep.engine.sequence.describe`), and which FILTERs may go to the exact path
+    (:func:`exact_path`)."""
+    from rsep.engine.sequence import describe
+
+    if not plan.sequences():
+        return ""
+    return "in this process (rsep run --engine local)\n" + describe(plan) + exact_path(plan)
+
+
+def exact_path(plan: Plan) -> str:
+    """Which FILTERs of a plan the columnar engine takes may leave its compiled programs
+    (empty for the other plans): a program over the typed values decides most rows and
+    sends the rows it cannot decide (decimals beyond a double, unusual datatypes) to
+    pyoxigraph, counted in the run summary; a FILTER without program is decided exactly
+    on the distinct bindings; a FILTER under a run's bindings (in the kernel) that a
+    program cannot decide sends the whole run to the per-event engine (SPARQL 1.1 sec.
+    17.2: the exact value semantics in every case)."""
+    from rsep.engine.sequence import SequenceQuery, columnar_reason
+    from rsep.lang.printer import to_sparql
+
+    if columnar_reason(plan) is not None:
+        return ""
+    query = SequenceQuery(plan, {kb: frozenset() for kb in _kb_graphs(plan)})
+    lines: list[str] = []
+    for compiled in query.compiled:
+        name = compiled.gpm.name
+        for f in (*compiled.local, *compiled.kb_local):
+            text = to_sparql(f.expr)
+            if f.program is None:
+                how = "no program: decided exactly on each distinct binding"
+            else:
+                how = "compiled; the rows it cannot decide go to pyoxigraph (counted)"
+            lines.append(f"  FILTER of {name:<3} {text}: {how}")
+        for f in compiled.deferred:
+            lines.append(
+                f"  FILTER of {name:<3} {to_sparql(f.expr)}: compiled into the kernel (the "
+                "run's bindings); a row it cannot decide sends the run to the per-event engine"
+            )
+    if not lines:
+        return "  FILTERs       none: no row goes to the exact path\n"
+    return "\n".join(lines) + "\n"
+
+
+def physical(plan: Plan) -> str:
+    """How ``rsep run --engine spark`` runs a plan with an event sequence (empty for
+    others): by the columnar engine in Spark tasks (:mod:`rsep.spark.columnar`) or the
+    per-event engine (:mod:`rsep.spark.replay`), and its partitioning
+    (:func:`rsep.spark.partition.choose_scheme`): by key, or one Spark task and why."""
+    from rsep.engine.sequence import columnar_reason
+    from rsep.spark.partition import choose_scheme
+
+    if not plan.sequences():
+        return ""
+    scheme = choose_scheme(plan, 1)
+    if scheme.partitioned:
+        keys = ", ".join("?" + n for n in scheme.by)
+        split = (
+            f"by {keys}: an event to the task owning each of its keys, an event without a "
+            "key to every task (SPAseq choice 9)"
+        )
+    else:
+        split = (
+            f"one task ({scheme.reason.removesuffix(': one partition')}): a sequence relates "
+            "consecutive instants of the whole streamset (SPAseq Def. 12), so no event is "
+            "evaluated apart from the others"
+        )
+    reason = columnar_reason(plan)
+    runner = (
+        "the columnar engine in Spark tasks (mapInArrow), reading the files in parallel tasks"
+        if reason is None
+        else "the per-event engine in Spark tasks (rsep.spark.replay)"
+    )
+    return (
+        "on Spark (rsep run --engine spark)\n"
+        f"  evaluated by  {runner}\n"
+        f"  partitions    {split}\n"
+        "  answers       merged in Spark (an answer two tasks give kept once, at its "
+        "earliest time), streamed to the driver in time order\n"
+    )
+
+
+def _kb_graphs(plan: Plan) -> set[str]:
+    """The knowledge base graphs the plan's GPMs name (SPAseq Def. 15)."""
+    from rsep.algebra.events import Gpm
+
+    return {
+        node.graph_kb.graph
+        for node in plan.r2r.walk()
+        if isinstance(node, Gpm) and node.graph_kb is not None
+    }

@@ -1,0 +1,207 @@
+"""What a query runs over: stream files, events in memory, tables of triples, and graphs.
+
+A query reads its streams from one of three kinds of data, all giving the same events:
+
+- stream files, as ``rsep run --stream`` takes them (:class:`rsep.spark.job.StreamInput`:
+  a file in any format of :mod:`rsep.rdf.formats`, a folder of part files or of CSR-Bench
+  ``data_NN.ttl`` files, a SPAseq description, a Parquet event store; with a stream IRI,
+  every event of the file is on that stream);
+- :class:`~rsep.rdf.event.Event` objects (a list, a generator);
+- an Arrow table or a pandas DataFrame of triples in the event store's schema
+  (:data:`TABLE_COLUMNS`: one row per triple, terms in N-Triples syntax, the rows of one
+  event adjacent or told apart by ``event_id``). It is written to a temporary Parquet
+  event store and read by the store's readers, the one reader of that schema
+  (:func:`rsep.engine.batch.read_batches` for the columnar engine, with no Python object
+  per triple; :func:`rsep.spark.eventstore.read_store_events` for the others; Spark tasks).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
+
+from pyoxigraph import Triple
+
+from rsep.errors import UserError
+from rsep.rdf.event import Event, Stream, StreamSet
+from rsep.rdf.time import TimeUnit
+from rsep.semantics.graph import Graph, TimeVaryingGraph
+from rsep.spark.job import StreamInput
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+TABLE_COLUMNS = ("stream", "event_id", "t_start", "t_end", "s", "p", "o")
+"""The columns of a table of triples (the event store's, without its ``day`` partition):
+``t_start`` and ``t_end`` integers in the plan's time unit, the others strings; ``event_id``
+(an IRI or blank node in N-Triples syntax) may be left out or null."""
+
+GraphData: TypeAlias = Graph | TimeVaryingGraph | str | Path
+"""A graph a query reads: a set of triples, a time-varying graph, or a file (Turtle,
+N-Triples, RDF/XML… by its extension; a ``.trig`` file is a time-varying graph)."""
+
+
+@dataclass
+class Inputs:
+    """Data a query runs over, in one of two forms: stream files (``files``) or events
+    (``events``); ``folder`` keeps the temporary event store a table was written to
+    alive as long as the inputs are read."""
+
+    files: list[StreamInput] | None = None
+    events: list[Event] | None = None
+    folder: tempfile.TemporaryDirectory[str] | None = None
+
+
+def inputs_of(data: object) -> Inputs:
+    """The inputs of ``data``: a file (``str``, ``Path``, :class:`StreamInput`; a string
+    may be ``IRI=FILE``), a mapping of stream IRIs to files, a sequence of files, an Arrow
+    table or record batch, a pandas DataFrame, or an iterable of events."""
+    if isinstance(data, str | Path | StreamInput):
+        return Inputs(files=[_file(data)])
+    if isinstance(data, Mapping):
+        return Inputs(files=[StreamInput(Path(path), str(iri)) for iri, path in data.items()])
+    table = table_of(data)
+    if table is not None:
+        folder = tempfile.TemporaryDirectory(prefix="rsep-table-")
+        return Inputs(files=[StreamInput(write_store(table, Path(folder.name)))], folder=folder)
+    if not isinstance(data, Iterable):
+        raise UserError(
+            f"a query runs over stream files, events, or a table of triples, not "
+            f"{type(data).__name__}"
+        )
+    items = list(data)
+    if all(isinstance(item, Event) for item in items):
+        return Inputs(events=items)
+    if all(isinstance(item, str | Path | StreamInput) for item in items):
+        return Inputs(files=[_file(item) for item in items])
+    raise UserError("a query runs over a list of stream files or a list of events, not a mix")
+
+
+def _file(item: str | Path | StreamInput) -> StreamInput:
+    """One stream file: ``IRI=FILE`` or ``FILE`` as ``--stream`` takes them."""
+    if isinstance(item, StreamInput):
+        return item
+    if isinstance(item, Path):
+        return StreamInput(item)
+    return StreamInput.parse(item)
+
+
+def table_of(data: object) -> pa.Table | None:
+    """``data`` as an Arrow table when it is one, a record batch or a pandas DataFrame
+    (neither library imported for other data)."""
+    module = type(data).__module__.partition(".")[0]
+    if module == "pyarrow":
+        import pyarrow as pa
+
+        if isinstance(data, pa.Table):
+            return data
+        if isinstance(data, pa.RecordBatch):
+            return pa.Table.from_batches([data])
+    if module == "pandas":
+        import pandas as pd
+        import pyarrow as pa
+
+        if isinstance(data, pd.DataFrame):
+            return pa.Table.from_pandas(data, preserve_index=False)
+    return None
+
+
+def write_store(table: pa.Table, folder: Path) -> Path:
+    """Write a table of triples (:data:`TABLE_COLUMNS`) as a one-file event store in
+    ``folder``; its path. A missing column or a null term is a :class:`UserError`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    missing = [c for c in TABLE_COLUMNS if c != "event_id" and c not in table.column_names]
+    if missing:
+        raise UserError(
+            f"a table of triples needs the columns {', '.join(TABLE_COLUMNS)} (event_id may "
+            f"be left out); missing: {', '.join(missing)}"
+        )
+    columns = []
+    for name in TABLE_COLUMNS:
+        kind = pa.int64() if name.startswith("t_") else pa.string()
+        if name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, kind))
+            continue
+        column = table.column(name)
+        if name != "event_id" and column.null_count:
+            raise UserError(f"a table of triples has a null in column {name}")
+        try:
+            columns.append(column.cast(kind))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise UserError(f"column {name} of a table of triples: {exc}") from None
+    path = folder / "events.parquet"
+    pq.write_table(pa.table(columns, names=list(TABLE_COLUMNS)), path)
+    return path
+
+
+def read_streams(
+    items: Sequence[str | Path | StreamInput], time_unit: TimeUnit = TimeUnit.MILLISECONDS
+) -> StreamSet:
+    """The events of stream files (module docstring) as a stream set, each stream in time
+    order (files given for one IRI merged); integer timestamps count ``time_unit`` (the
+    plan's parameter ``time_unit``)."""
+    from rsep.engine.batch import is_store
+    from rsep.rdf.formats import read_events
+    from rsep.semantics.csrbench import is_csrbench_data, read_stream
+    from rsep.spark.eventstore import read_store_events
+
+    grouped: dict[str, list[Event]] = {}
+    for item in map(_file, items):
+        path, iri = item.path, item.stream
+        if iri is not None and is_csrbench_data(path):
+            events: Iterable[Event] = read_stream(path, iri)[iri]
+        elif is_store(path):
+            events = read_store_events(path)
+        else:
+            events = read_events(path, stream=iri, time_unit=time_unit, **item.options)
+        for event in events:
+            if iri is not None and event.stream != iri:  # a format that names its stream
+                event = Event(iri, event.t_start, event.t_end, event.graph, event.id)
+            grouped.setdefault(event.stream, []).append(event)
+    return StreamSet(
+        Stream(iri, tuple(sorted(events, key=lambda e: e.t_start)))
+        for iri, events in grouped.items()
+    )
+
+
+def read_graphs(graphs: Mapping[str, GraphData] | None) -> dict[str, Graph | TimeVaryingGraph]:
+    """The graphs a query reads, by IRI (:data:`GraphData`): files are read (a ``.trig``
+    file as a time-varying graph), sets of triples and time-varying graphs kept."""
+    from rsep.semantics import read_graph, read_time_varying_graph
+
+    out: dict[str, Graph | TimeVaryingGraph] = {}
+    for iri, graph in (graphs or {}).items():
+        if isinstance(graph, str | Path):
+            path = Path(graph)
+            if not path.exists():
+                raise UserError(f"{path}: no such file")
+            name = path.name.lower().removesuffix(".gz")
+            out[iri] = read_time_varying_graph(path) if name.endswith(".trig") else read_graph(path)
+        elif isinstance(graph, TimeVaryingGraph):
+            out[iri] = graph
+        else:
+            out[iri] = frozenset(graph)
+    return out
+
+
+def static_graphs(
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+) -> dict[str, frozenset[Triple]]:
+    """The graphs as the engine takes them: static sets of triples (a time-varying graph
+    that changes is refused: the engine does not read those yet)."""
+    out: dict[str, frozenset[Triple]] = {}
+    for iri, graph in graphs.items():
+        if isinstance(graph, TimeVaryingGraph):
+            if graph.changes():
+                raise UserError(
+                    f"<{iri}> is a time-varying graph; the engine reads static graphs only "
+                    "(use --engine reference)"
+                )
+            graph = graph.at(0)
+        out[iri] = frozenset(graph)
+    return out
