@@ -237,6 +237,87 @@ def test_event_store(tmp_path: Path, events: list[Event], size: int, seed: int) 
     assert only == [event for event in expected if event.stream == one]
 
 
+@SETTINGS
+@given(
+    events=event_lists(streams=3, max_size=10),
+    times=st.lists(st.integers(0, 2), min_size=10, max_size=10),
+    names=st.lists(st.sampled_from(["iri", "iri", "null", "empty"]), min_size=10, max_size=10),
+    group=st.integers(1, 9),
+    seed=st.integers(0, 99),
+)
+def test_event_store_in_time_order(
+    tmp_path: Path,
+    events: list[Event],
+    times: list[int],
+    names: list[str],
+    group: int,
+    seed: int,
+) -> None:
+    """A store file in time order whose events of one time come in any order, their rows
+    even interleaved (``rsep convert`` writes them in input order), in row groups of a few
+    rows (a dictionary each), with null and empty event ids: the events of
+    ``read_store_events``, which sorts by time and event id."""
+    if not events:
+        return
+    table = store_table(events)
+    owner = np.repeat(np.arange(len(events)), [len(event.graph) for event in events])
+    ids = [
+        None if names[k] == "null" else "" if names[k] == "empty" else f"<{EX}e{k}>"
+        for k in owner.tolist()
+    ]
+    start = np.array(times)[owner] * 1000
+    table = table.set_column(2, "event_id", pa.array(ids, pa.string()))
+    table = table.set_column(3, "t_start", pa.array(start, pa.int64()))
+    table = table.set_column(4, "t_end", pa.array(start + 5, pa.int64()))
+    shuffled = np.random.default_rng(seed).permutation(table.num_rows)
+    in_time = shuffled[np.argsort(start[shuffled], kind="stable")]
+    store = tmp_path / "store"
+    store.mkdir(exist_ok=True)
+    pq.write_table(table.take(pa.array(in_time)), store / "part-0.parquet", row_group_size=group)
+    expected = list(read_store_events(store))
+    got, batches = batched(store, 2)
+    assert got == expected
+    check_batches(batches, 2)
+
+
+def test_store_dictionaries_that_repeat_a_text() -> None:
+    """Parquet allows a dictionary page to hold a text twice (pyarrow's writer never does):
+    rows with the two indices are one event id and one stream, as their texts are."""
+    ids = ["<http://ex.org/b>", "<http://ex.org/a>", "<http://ex.org/b>"]
+    streams = ["http://ex.org/s", "http://ex.org/s"]
+
+    def column(texts: list[str], chunks: list[list[int]]) -> pa.ChunkedArray:
+        dictionary = pa.array(texts)
+        return pa.chunked_array(
+            [pa.DictionaryArray.from_arrays(pa.array(c, pa.int32()), dictionary) for c in chunks]
+        )
+
+    event_id = column(ids, [[0, 1, 2], [2, 0]])
+    rows = 5
+    triple = [f"<{EX}s>", f"<{EX}p>", '"1"']
+    table = pa.table(
+        {
+            "stream": column(streams, [[0, 1, 0], [1, 1]]),
+            "event_id": event_id,
+            "t_start": pa.array([1, 1, 1, 1, 1], pa.int64()),
+            "t_end": pa.array([1, 1, 1, 1, 1], pa.int64()),
+            "s": pa.array([triple[0]] * rows),
+            "p": pa.array([f"<{EX}p{k}>" for k in range(rows)]),
+            "o": pa.array([triple[2]] * rows),
+        }
+    )
+    from rsep.engine import batch as batch_module
+
+    dictionary = TermDictionary()
+    piece = batch_module._store_piece(Path("f"), table, None, dictionary)
+    # sorted by event id: a's row, then b's four rows (one event, from both chunks)
+    assert piece.start.tolist() == [1, 1]
+    assert piece.triple_event.tolist() == [0, 1, 1, 1, 1]
+    assert dictionary.texts(piece.p) == [f"<{EX}p{k}>" for k in (1, 0, 2, 3, 4)]
+    assert piece.codes is not None
+    assert [piece.stream[code] for code in piece.codes.tolist()] == [streams[0]] * 2
+
+
 def test_event_store_from_the_converter(tmp_path: Path) -> None:
     """The Hive-partitioned store ``rsep convert`` writes (stream from the folder name, a
     file per chunk of bars) and the N-Quads written beside it."""

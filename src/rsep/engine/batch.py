@@ -37,6 +37,7 @@ from rsep.engine.terms import (
     KIND_BLANK,
     KIND_IRI,
     TermDictionary,
+    compare_bytes,
     hash_bytes,
     put_word,
     recent_same,
@@ -534,62 +535,292 @@ def store_files(path: Path) -> list[tuple[Path, dict[str, str]]]:
 
 def _store_pieces(path: Path, stream: str | None, dictionary: TermDictionary) -> Iterator[_Piece]:
     """The store's events file by file: each file's rows sorted by time and event id, an
-    event a run of rows with one stream, event id and time (``read_store_events``)."""
-    import pyarrow.parquet as pq
+    event a run of rows with one stream, event id and time (``read_store_events``).
 
+    Text columns are read as Parquet dictionaries, so a distinct text is compared and
+    encoded once per row group and the rows map through its indices."""
     if not path.exists():
         raise UserError(f"no event store at {path}")
+    texts: list[str] = []
     for file, partition in store_files(path):
-        parquet = pq.ParquetFile(file, read_dictionary=["s", "p", "o"])
+        parquet, texts = _open_store_file(file, texts)
         names = parquet.schema_arrow.names
         columns = [c for c in _STORE_COLUMNS if c in names]
         fixed = partition.get("stream") if "stream" not in names else None
         if fixed is None and "stream" not in names:
             raise UserError(f"{file}: no stream column nor stream= folder")
+        missing = [c for c in _STORE_COLUMNS[1:] if c not in names]
+        if missing:
+            raise UserError(f"{file}: no column {', '.join(missing)}")
+        plain = [c for c in ("stream", "event_id") if c in names and c not in texts]
+        if plain:
+            raise UserError(f"{file}: column {plain[0]} does not hold texts")
         if stream is not None and fixed is not None and fixed != stream:
             continue
-        table = parquet.read(columns=columns)
+        # one thread: the reader runs beside the engine, more would only add CPU time
+        table = parquet.read(columns=columns, use_threads=False)
         if stream is not None and fixed is None:
             table = table.filter(pc.equal(table.column("stream"), stream))
         if table.num_rows == 0:
             continue
-        if not _in_store_order(table):
-            table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
+        for name in ("t_start", "t_end", "s", "p", "o"):
+            if table.column(name).null_count:
+                raise UserError(f"{file}: null in column {name}")
         yield _store_piece(file, table, fixed, dictionary)
 
 
-def _in_store_order(table: pa.Table) -> bool:
-    """Whether a store file's rows are sorted by time and event id already (as ``rsep
-    convert`` writes them): the stable sort would keep them as they are."""
-    t = table.column("t_start")
-    ids = table.column("event_id")
-    if t.null_count or ids.null_count:
-        return False
-    start = t.to_numpy()
-    if np.any(start[1:] < start[:-1]):
-        return False
-    ties = np.flatnonzero(start[1:] == start[:-1])
-    if not len(ids) or not len(ties):
-        return True
-    before = ids.take(pa.array(ties))
-    after = ids.take(pa.array(ties + 1))
-    return bool(pc.all(pc.less_equal(before, after)).as_py())
+def _open_store_file(file: Path, texts: list[str]) -> tuple[Any, list[str]]:
+    """A store file opened with its text columns read as dictionaries, and those columns;
+    ``texts`` (the file before's) tried first, so a file is opened once when they agree."""
+    import pyarrow.parquet as pq
+
+    with contextlib.suppress(KeyError):  # a column of ``texts`` that this file lacks
+        parquet = pq.ParquetFile(file, read_dictionary=texts, pre_buffer=False)
+        if _text_columns(parquet.schema_arrow) == texts:
+            return parquet, texts
+    parquet = pq.ParquetFile(file, pre_buffer=False)
+    found = _text_columns(parquet.schema_arrow)
+    opened = pq.ParquetFile(
+        file, metadata=parquet.metadata, read_dictionary=found, pre_buffer=False
+    )
+    return opened, found
 
 
-def _changes(column: pa.ChunkedArray) -> np.ndarray:
-    """Whether each row after the first differs from the one before (nulls equal)."""
-    if pa.types.is_integer(column.type) and not column.null_count:
-        values = column.to_numpy()
-        changed: np.ndarray = values[1:] != values[:-1]
-        return changed
-    array = column.combine_chunks()
-    n = len(array)
-    before, after = array.slice(0, n - 1), array.slice(1)
-    differ = pc.not_equal(before, after)
-    if array.null_count:
-        nulls = pc.not_equal(pc.is_null(before), pc.is_null(after))
-        differ = pc.if_else(pc.is_null(differ), nulls, differ)
-    return np.asarray(differ.to_numpy(zero_copy_only=False), np.bool_)
+def _text_columns(schema: pa.Schema) -> list[str]:
+    """The store columns of ``schema`` holding texts (as strings or dictionaries)."""
+    found = []
+    for name in _STORE_COLUMNS:
+        if name in schema.names:
+            kind = schema.field(name).type
+            kind = kind.value_type if pa.types.is_dictionary(kind) else kind
+            if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                found.append(name)
+    return found
+
+
+_IN_ORDER, _MOVED, _OUT_OF_TIME_ORDER = 0, 1, 2
+"""What ``_store_order`` did with a store file's rows."""
+
+
+def _store_piece(
+    file: Path, table: pa.Table, fixed: str | None, dictionary: TermDictionary
+) -> _Piece:
+    """A store file's events: its rows put in order of time and event id (a stable sort)
+    and cut into events by ``_store_order``; the Arrow sort only for rows not in time
+    order."""
+    rows = table.num_rows
+    start = table.column("t_start").to_numpy()
+    end = table.column("t_end").to_numpy()
+    if fixed is None:
+        stream, streams = _stream_codes(table.column("stream"))
+        if np.any(stream < 0):
+            raise UserError(f"{file}: null in column stream")
+    else:
+        stream, streams = np.zeros(rows, np.int32), [fixed]
+    words, lo, hi, entry = _text_entries(table.column("event_id"))
+    order, first, status = _store_order(words, lo, hi, entry, start, end, stream)
+    if status == _OUT_OF_TIME_ORDER:  # as old stores have them: Arrow sorts the rows
+        at = table.schema.get_field_index("event_id")
+        table = table.set_column(at, "event_id", table.column("event_id").cast(pa.string()))
+        table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
+        return _store_piece(file, table, fixed, dictionary)
+    try:
+        s, p, o = (_encode_column(table.column(name), dictionary) for name in ("s", "p", "o"))
+    except ValueError as exc:
+        raise UserError(f"{file}: {exc}") from None
+    if status == _MOVED:
+        start, end, stream, s, p, o = (a[order] for a in (start, end, stream, s, p, o))
+    starts = np.flatnonzero(first)
+    return _Piece(
+        streams,
+        start[starts],
+        end[starts],
+        (np.cumsum(first) - 1).astype(np.int32),
+        s,
+        p,
+        o,
+        stream[starts],
+    )
+
+
+def _stream_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Each row's index into the distinct streams (-1 for a null), and those streams (a
+    dictionary may repeat a value: equal values share one index)."""
+    chunks = column.chunks
+    found = pc.dictionary_encode(pa.concat_arrays([chunk.dictionary for chunk in chunks]))
+    entry = np.append(found.indices.to_numpy(zero_copy_only=False), -1).astype(np.int32)
+    codes = entry[_indices(chunks)]
+    return codes, found.dictionary.to_pylist()
+
+
+def _indices(chunks: list[pa.DictionaryArray]) -> np.ndarray:
+    """The rows' indices into the chunks' dictionaries one after the other, -1 for a null
+    (indexes the last entry of an array one longer)."""
+    parts = []
+    offset = 0
+    for chunk in chunks:
+        indices = chunk.indices
+        if indices.null_count:
+            indices = indices.fill_null(-1 - offset)
+        part = indices.to_numpy().astype(np.int64) + offset
+        if chunk.dictionary.null_count:
+            nulls = np.flatnonzero(chunk.dictionary.is_null().to_numpy(zero_copy_only=False))
+            part[np.isin(part, nulls + offset)] = -1
+        parts.append(part)
+        offset += len(chunk.dictionary)
+    return np.concatenate(parts)
+
+
+def _text_entries(
+    column: pa.ChunkedArray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A text column as bytes (``text_bytes``) and each row's entry in them, -1 for a
+    null: the dictionaries' texts for a dictionary column, else each row's own."""
+    if pa.types.is_dictionary(column.type):
+        chunks = column.chunks
+        texts = pa.concat_arrays([chunk.dictionary for chunk in chunks])
+        entry = _indices(chunks)
+    else:
+        texts = column.combine_chunks()
+        entry = np.arange(len(texts), dtype=np.int64)
+        if texts.null_count:
+            entry[texts.is_null().to_numpy(zero_copy_only=False)] = -1
+    words, lo, hi = text_bytes(texts)
+    return words, lo, hi, entry
+
+
+@njit(cache=True, nogil=True)
+def _store_order(
+    words: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    entry: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    stream: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The rows of a store file in order of time and event id, as a stable sort of them
+    puts them, whether each starts an event (a change of event id, times or stream), and
+    ``_MOVED``, ``_IN_ORDER`` (the order is the rows') or ``_OUT_OF_TIME_ORDER`` (nothing
+    done).
+
+    Rows with one entry, times and stream in a row are a run; only the runs of one time
+    are sorted by the texts of their event ids (``entry`` into ``lo``/``hi`` of
+    ``words``; -1 a null, after every text)."""
+    rows = start.shape[0]
+    first = np.zeros(rows, np.bool_)
+    order = np.empty(rows, np.int64)
+    for i in range(1, rows):
+        if start[i] < start[i - 1]:
+            return order, first, _OUT_OF_TIME_ORDER
+    heads = np.empty(rows + 1, np.int64)
+    runs = 0
+    for i in range(rows):
+        if (
+            i == 0
+            or entry[i] != entry[i - 1]
+            or start[i] != start[i - 1]
+            or end[i] != end[i - 1]
+            or stream[i] != stream[i - 1]
+        ):
+            heads[runs] = i
+            runs += 1
+    heads[runs] = rows
+    ranked = np.arange(runs)
+    buffer = np.empty(runs, np.int64)
+    moved = False
+    group = 0
+    while group < runs:
+        stop = group + 1
+        while stop < runs and start[heads[stop]] == start[heads[group]]:
+            stop += 1
+        if stop - group > 1:
+            moved |= _sort_runs(words, lo, hi, entry, heads, ranked, buffer, group, stop)
+        group = stop
+    at = 0
+    before = -1
+    for k in range(runs):
+        run = ranked[k]
+        head = heads[run]
+        if before < 0:
+            first[at] = True
+        else:
+            other = heads[before]
+            first[at] = (
+                start[head] != start[other]
+                or end[head] != end[other]
+                or stream[head] != stream[other]
+                or _compare_entries(words, lo, hi, entry[head], entry[other]) != 0
+            )
+        for i in range(head, heads[run + 1]):
+            order[at + i - head] = i
+        at += heads[run + 1] - head
+        before = run
+    return order, first, _MOVED if moved else _IN_ORDER
+
+
+@njit(inline="always")
+def _compare_entries(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, a: int, b: int) -> int:
+    """-1, 0 or 1 as the text of entry ``a`` sorts before, with or after that of ``b``
+    (bytes; a null, -1, after every text)."""
+    if a == b:
+        return 0
+    if a < 0:
+        return 1
+    if b < 0:
+        return -1
+    return compare_bytes(words, lo[a], hi[a] - lo[a], words, lo[b], hi[b] - lo[b])
+
+
+@njit(cache=True, nogil=True)
+def _sort_runs(
+    words: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    entry: np.ndarray,
+    heads: np.ndarray,
+    ranked: np.ndarray,
+    buffer: np.ndarray,
+    low: int,
+    high: int,
+) -> bool:
+    """Sort ``ranked[low:high]`` (runs) by the texts of their event ids, stably (a merge
+    sort of sorted stretches); whether any moved."""
+    moved = False
+    width = 1
+    while width < high - low:
+        for left in range(low, high, 2 * width):
+            middle = min(left + width, high)
+            right = min(left + 2 * width, high)
+            if middle >= right:
+                continue
+            a = ranked[middle - 1]
+            b = ranked[middle]
+            if _compare_entries(words, lo, hi, entry[heads[a]], entry[heads[b]]) <= 0:
+                continue  # already in order
+            moved = True
+            i, j, k = left, middle, left
+            while i < middle and j < right:
+                a = ranked[i]
+                b = ranked[j]
+                if _compare_entries(words, lo, hi, entry[heads[b]], entry[heads[a]]) < 0:
+                    buffer[k] = b
+                    j += 1
+                else:
+                    buffer[k] = a
+                    i += 1
+                k += 1
+            while i < middle:
+                buffer[k] = ranked[i]
+                i += 1
+                k += 1
+            while j < right:
+                buffer[k] = ranked[j]
+                j += 1
+                k += 1
+            ranked[left:right] = buffer[left:right]
+        width *= 2
+    return moved
 
 
 def _encode_column(column: pa.ChunkedArray, dictionary: TermDictionary) -> np.ndarray:
@@ -599,45 +830,6 @@ def _encode_column(column: pa.ChunkedArray, dictionary: TermDictionary) -> np.nd
         return dictionary.encode(column)
     parts = [dictionary.encode(chunk) for chunk in column.chunks]
     return np.concatenate(parts) if parts else np.zeros(0, np.int32)
-
-
-def _store_piece(
-    file: Path, table: pa.Table, fixed: str | None, dictionary: TermDictionary
-) -> _Piece:
-    rows = table.num_rows
-    keys = ["event_id", "t_start", "t_end"] + ([] if fixed is not None else ["stream"])
-    change = np.zeros(rows, np.bool_)
-    change[0] = True
-    for name in keys:
-        change[1:] |= _changes(table.column(name))
-    starts = np.flatnonzero(change)
-    for name in ("t_start", "t_end", "s", "p", "o"):
-        if table.column(name).null_count:
-            raise UserError(f"{file}: null in column {name}")
-    at = pa.array(starts)
-    if fixed is not None:
-        streams, codes = [fixed], np.zeros(len(starts), np.int32)
-    else:
-        named = table.column("stream").take(at)
-        if named.null_count:
-            raise UserError(f"{file}: null in column stream")
-        found = pc.dictionary_encode(named.combine_chunks())
-        streams = found.dictionary.to_pylist()
-        codes = found.indices.to_numpy(zero_copy_only=False)
-    try:
-        s, p, o = (_encode_column(table.column(name), dictionary) for name in ("s", "p", "o"))
-    except ValueError as exc:
-        raise UserError(f"{file}: {exc}") from None
-    return _Piece(
-        streams,
-        table.column("t_start").take(at).to_numpy(),
-        table.column("t_end").take(at).to_numpy(),
-        (np.cumsum(change) - 1).astype(np.int32),
-        s,
-        p,
-        o,
-        codes,
-    )
 
 
 # --------------------------------------------------------------------------- N-Quads

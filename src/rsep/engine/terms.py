@@ -41,6 +41,7 @@ __all__ = [
     "TermDictionary",
     "TextIndex",
     "TypedValues",
+    "compare_bytes",
     "put_word",
     "rehash",
     "text_bytes",
@@ -393,6 +394,24 @@ def same_bytes(one: np.ndarray, a: int, other: np.ndarray, b: int, n: int) -> bo
             return False
         k += 8
     return k == n or head_at(one, a + k, n - k) == head_at(other, b + k, n - k)
+
+
+@njit(inline="always")
+def compare_bytes(one: np.ndarray, a: int, n: int, other: np.ndarray, b: int, m: int) -> int:
+    """-1, 0 or 1 as the ``n`` bytes from byte ``a`` of ``one`` sort before, with or after
+    the ``m`` bytes from ``b`` of ``other`` (unsigned bytes, a prefix first: the order of
+    UTF-8 texts by code point, as Arrow sorts strings)."""
+    common = min(n, m)
+    k = 0
+    while k + 8 <= common and word_at(one, a + k) == word_at(other, b + k):
+        k += 8
+    while k < common:
+        x = word_at(one, a + k) & np.uint64(0xFF)
+        y = word_at(other, b + k) & np.uint64(0xFF)
+        if x != y:
+            return -1 if x < y else 1
+        k += 1
+    return -1 if n < m else (1 if n > m else 0)
 
 
 @njit(inline="always")
