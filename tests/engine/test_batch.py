@@ -309,7 +309,7 @@ def test_store_dictionaries_that_repeat_a_text() -> None:
     from rsep.engine import batch as batch_module
 
     dictionary = TermDictionary()
-    piece = batch_module._store_piece(Path("f"), table, None, dictionary)
+    piece = batch_module._store_piece(Path("f"), table, None, batch_module._StoreTerms(dictionary))
     # sorted by event id: a's row, then b's four rows (one event, from both chunks)
     assert piece.start.tolist() == [1, 1]
     assert piece.triple_event.tolist() == [0, 1, 1, 1, 1]

@@ -542,6 +542,7 @@ def _store_pieces(path: Path, stream: str | None, dictionary: TermDictionary) ->
     if not path.exists():
         raise UserError(f"no event store at {path}")
     texts: list[str] = []
+    terms = _StoreTerms(dictionary)
     for file, partition in store_files(path):
         parquet, texts = _open_store_file(file, texts)
         names = parquet.schema_arrow.names
@@ -566,7 +567,7 @@ def _store_pieces(path: Path, stream: str | None, dictionary: TermDictionary) ->
         for name in ("t_start", "t_end", "s", "p", "o"):
             if table.column(name).null_count:
                 raise UserError(f"{file}: null in column {name}")
-        yield _store_piece(file, table, fixed, dictionary)
+        yield _store_piece(file, table, fixed, terms)
 
 
 def _open_store_file(file: Path, texts: list[str]) -> tuple[Any, list[str]]:
@@ -602,9 +603,7 @@ _IN_ORDER, _MOVED, _OUT_OF_TIME_ORDER = 0, 1, 2
 """What ``_store_order`` did with a store file's rows."""
 
 
-def _store_piece(
-    file: Path, table: pa.Table, fixed: str | None, dictionary: TermDictionary
-) -> _Piece:
+def _store_piece(file: Path, table: pa.Table, fixed: str | None, terms: _StoreTerms) -> _Piece:
     """A store file's events: its rows put in order of time and event id (a stable sort)
     and cut into events by ``_store_order``; the Arrow sort only for rows not in time
     order."""
@@ -623,9 +622,9 @@ def _store_piece(
         at = table.schema.get_field_index("event_id")
         table = table.set_column(at, "event_id", table.column("event_id").cast(pa.string()))
         table = table.sort_by([("t_start", "ascending"), ("event_id", "ascending")])
-        return _store_piece(file, table, fixed, dictionary)
+        return _store_piece(file, table, fixed, terms)
     try:
-        s, p, o = (_encode_column(table.column(name), dictionary) for name in ("s", "p", "o"))
+        s, p, o = (terms.ids(name, table.column(name)) for name in ("s", "p", "o"))
     except ValueError as exc:
         raise UserError(f"{file}: {exc}") from None
     if status == _MOVED:
@@ -641,6 +640,32 @@ def _store_piece(
         o,
         stream[starts],
     )
+
+
+class _StoreTerms:
+    """The term ids of store columns in one read. A column's texts are looked up once per
+    row group, through its Parquet dictionary; a dictionary equal to the one before in its
+    column (the predicates of every file of a writer) is not looked up again."""
+
+    def __init__(self, dictionary: TermDictionary) -> None:
+        self.dictionary = dictionary
+        self._last: dict[str, tuple[pa.Array, np.ndarray]] = {}
+
+    def ids(self, name: str, column: pa.ChunkedArray) -> np.ndarray:
+        """The term ids of the rows of column ``name`` (no nulls)."""
+        if not pa.types.is_dictionary(column.type):
+            return self.dictionary.encode(column)
+        parts = []
+        for chunk in column.chunks:
+            texts = chunk.dictionary
+            last = self._last.get(name)
+            if last is not None and last[0].equals(texts):
+                lookup = last[1]
+            else:
+                lookup = self.dictionary.ids(texts)
+                self._last[name] = (texts, lookup)
+            parts.append(lookup[chunk.indices.to_numpy(zero_copy_only=False)])
+        return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
 def _stream_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -821,15 +846,6 @@ def _sort_runs(
             ranked[left:right] = buffer[left:right]
         width *= 2
     return moved
-
-
-def _encode_column(column: pa.ChunkedArray, dictionary: TermDictionary) -> np.ndarray:
-    """Term ids of a store column; a Parquet dictionary column has its distinct texts
-    encoded once and its indices mapped (no text hashed per row)."""
-    if not pa.types.is_dictionary(column.type):
-        return dictionary.encode(column)
-    parts = [dictionary.encode(chunk) for chunk in column.chunks]
-    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
 # --------------------------------------------------------------------------- N-Quads

@@ -115,7 +115,7 @@ class TermDictionary:
             if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
                 array = array.cast(pa.string())
             codes = pc.dictionary_encode(array)
-        lookup = self._ids(codes.dictionary)
+        lookup = self.ids(codes.dictionary)
         result: np.ndarray = lookup[codes.indices.to_numpy(zero_copy_only=False)]
         return result
 
@@ -127,9 +127,10 @@ class TermDictionary:
         with self.lock:
             return self.index.find(words, lo, hi, depths)
 
-    def _ids(self, distinct: pa.Array) -> np.ndarray:
-        """The ids of distinct texts (a string array), the new ones added: the canonical
-        ones found by their bytes, the others among the spellings met, then parsed."""
+    def ids(self, distinct: pa.Array) -> np.ndarray:
+        """The ids of distinct texts (a string array: an Arrow dictionary's), the new ones
+        added: the canonical ones found by their bytes, the others among the spellings
+        met, then parsed; a ``ValueError`` names a text that is not a term."""
         if not (pa.types.is_string(distinct.type) or pa.types.is_large_string(distinct.type)):
             distinct = distinct.cast(pa.string())
         with self.lock:
@@ -153,7 +154,7 @@ class TermDictionary:
 
     def intern(self, text: str) -> int:
         """The id of one term text (a FILTER's constant, a pattern's IRI), added if new."""
-        return int(self._ids(pa.array([text], pa.string()))[0])
+        return int(self.ids(pa.array([text], pa.string()))[0])
 
     def lookup(self, text: str) -> int:
         """The id of ``text``, or -1 when that term was never added (adds nothing)."""
