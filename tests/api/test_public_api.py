@@ -66,6 +66,16 @@ def price(company: str, value: int, t: int) -> rsep.Event:
 _INT = NamedNode(XSD + "integer")
 
 
+def price_table() -> pa.Table:
+    """The price events as a table of triples (rsep.TABLE_COLUMNS, no event_id)."""
+    rows = [
+        (EX + "S", t, t, f"<{EX}{c}>", f"<{EX}price>", f'"{v}"^^<{XSD}integer>')
+        for c, v, t in PRICES
+    ]
+    names = ("stream", "t_start", "t_end", "s", "p", "o")
+    return pa.table({name: [row[i] for row in rows] for i, name in enumerate(names)})
+
+
 @pytest.fixture
 def spaseq_files(tmp_path: Path) -> tuple[Path, Path]:
     """The price stream as timestamped N-Triples, and the knowledge base as N-Triples."""
@@ -132,16 +142,7 @@ def test_a_table_of_triples_gives_the_answers_of_its_events(
     stream, kb = spaseq_files
     query = rsep.Query(SPASEQ)
     expected = canonical(query.run({EX + "S": stream}, {EX + "kb": kb}, engine="reference"))
-    rows = [
-        (EX + "S", t, t, f"<{EX}{c}>", f"<{EX}price>", f'"{v}"^^<{XSD}integer>')
-        for c, v, t in PRICES
-    ]
-    table = pa.table(
-        {
-            name: [row[i] for row in rows]
-            for i, name in enumerate(("stream", "t_start", "t_end", "s", "p", "o"))
-        }
-    )
+    table = price_table()
     for engine in ("local", "reference"):
         assert canonical(query.run(table, {EX + "kb": kb}, engine=engine)) == expected
     frame = table.to_pandas()
@@ -273,3 +274,24 @@ def test_errors_name_file_line_and_reason(tmp_path: Path) -> None:
         rsep.Query(RSPQL).run([], engine="flink")
     with pytest.raises(rsep.UserError, match="cannot read the query"):
         rsep.Query.read(tmp_path / "none.rq")
+
+
+@pytest.mark.spark
+def test_the_spark_engine_over_files_and_tables_equals_the_oracle(
+    spark: Any, spaseq_files: tuple[Path, Path]
+) -> None:
+    """``engine="spark"``: the engine in Spark tasks (the tests' shared session) over a
+    stream file and over a table of triples; events in memory are for the other engines."""
+    stream, kb = spaseq_files
+    query = rsep.Query(SPASEQ)
+    graphs = {EX + "kb": kb}
+    expected = canonical(query.run({EX + "S": stream}, graphs, engine="reference"))
+    assert canonical(query.run({EX + "S": stream}, graphs, engine="spark")) == expected
+    assert canonical(query.run(price_table(), graphs, engine="spark")) == expected
+    rspql = rsep.Query(RSPQL)
+    streams = {EX + "S_nearby": DATA / "s_nearby.tnt"}
+    shops = {EX + "shops": DATA / "g_shops.ttl"}
+    oracle = canonical(rspql.run(streams, shops, engine="reference"))
+    assert canonical(rspql.run(streams, shops, engine="spark")) == oracle
+    with pytest.raises(rsep.UserError, match="Spark engine reads stream files or tables"):
+        query.run([price("c1", 1, 0)], graphs, engine="spark")

@@ -73,10 +73,10 @@ def inputs_of(data: object) -> Inputs:
             f"{type(data).__name__}"
         )
     items = list(data)
-    if all(isinstance(item, Event) for item in items):
-        return Inputs(events=items)
     if all(isinstance(item, str | Path | StreamInput) for item in items):
         return Inputs(files=[_file(item) for item in items])
+    if all(isinstance(item, Event) for item in items):
+        return Inputs(events=items)
     raise UserError("a query runs over a list of stream files or a list of events, not a mix")
 
 
