@@ -83,9 +83,8 @@ def evaluate(
         found = run_streamed(plan, files, static_graphs(graphs), until, master)
         return _counted(Answers(plan.form, found.lines, found.events, found.inexact_rows, keep))
     if engine == "local" and inputs.files is not None:
-        done = run_files(plan, inputs.files, graphs, until)
+        done = run_files(plan, inputs.files, graphs, until, keep)
         if done is not None:
-            done._keep = keep
             return _counted(done, pushed)
     if inputs.events is not None:
         events = inputs.events
@@ -116,10 +115,12 @@ def run_files(
     inputs: Sequence[StreamInput],
     graphs: Mapping[str, Graph | TimeVaryingGraph],
     until: int | None = None,
+    keep: object = None,
 ) -> Answers | None:
     """The answers of a plan the columnar engine takes over stream files read straight
     into batches (N-Quads and the event store by vectorised readers), in this process;
-    ``None`` when the plan or an input needs the other path."""
+    ``None`` when the plan or an input needs the other path. ``keep`` is what must outlive
+    the answers (:class:`Answers`)."""
     from rsep.engine.batch import merge_batches, read_batches
     from rsep.engine.sequence import SequenceQuery, columnar_reason
     from rsep.semantics.csrbench import is_csrbench_data
@@ -139,7 +140,7 @@ def run_files(
         for item in inputs
     ]
     results = query.run(merge_batches(sources), until)
-    return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows)
+    return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows, keep)
 
 
 def drive(
