@@ -576,7 +576,7 @@ def test_nquads_messy_files(
 )
 def test_plain_names_are_names(path: str, scheme: str, slashes: str) -> None:
     """A graph name the kernel finds plain is one that ``Texts.name`` takes."""
-    from rsep.engine.batch import _NAME_BYTES, _plain
+    from rsep.engine.terms import plain_names
     from rsep.rdf.formats.ntriples import name_term
 
     texts = [f"<{scheme}:{slashes}{path}>", f"_:{path}", f"<{scheme}:{path}>"]
@@ -584,15 +584,15 @@ def test_plain_names_are_names(path: str, scheme: str, slashes: str) -> None:
     words = np.zeros(len(data) // 8 + 3, np.uint64)
     words.view(np.uint8)[: len(data)] = np.frombuffer(data, np.uint8)
     ends = np.cumsum([len(text.encode()) for text in texts])
-    plain = _plain(words, np.concatenate([[0], ends[:-1]]), ends, _NAME_BYTES)
+    plain = plain_names(words, np.concatenate([[0], ends[:-1]]), ends)
     for text, found in zip(texts, plain.tolist(), strict=True):
         if found:
             assert name_term(text) is not None, text
-    assert _plain(words[:0], np.zeros(0, np.int64), np.zeros(0, np.int64), _NAME_BYTES).size == 0
+    assert plain_names(words[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)).size == 0
 
 
 def test_writers_names_are_plain() -> None:
-    from rsep.engine.batch import _NAME_BYTES, _plain
+    from rsep.engine.terms import plain_names
 
     texts = [f"<{EX}g1>", "_:b1", "<urn:x:y>", "<http://h:80/a/b?q=1#f>", "_:a.b-c", "<file:///x>"]
     texts += ["<http://a b>", "_:.a", "_:a.", "<1x:y>", "<http://h:x/>", "<http://%41>"]
@@ -600,7 +600,7 @@ def test_writers_names_are_plain() -> None:
     words = np.zeros(len(data) // 8 + 3, np.uint64)
     words.view(np.uint8)[: len(data)] = np.frombuffer(data, np.uint8)
     ends = np.cumsum([len(text) for text in texts])
-    plain = _plain(words, np.concatenate([[0], ends[:-1]]), ends, _NAME_BYTES)
+    plain = plain_names(words, np.concatenate([[0], ends[:-1]]), ends)
     assert plain.tolist() == [True] * 6 + [False] * 6
 
 

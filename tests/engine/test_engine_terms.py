@@ -22,6 +22,7 @@ from rsep.engine.terms import (
     KIND_TRIPLE,
     NOT_NUMERIC,
     TermDictionary,
+    plain_names,
     put_word,
     text_bytes,
     word_at,
@@ -178,6 +179,60 @@ def test_kinds_and_non_numeric_literals() -> None:
     with pytest.raises(TypeError):
         dictionary.term(int(ids[-1]))
     assert dictionary.texts(ids) == texts
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["http", "urn", "a+b", "1x", "", "_"]),
+            st.sampled_from(["", ":", "://", ":/", ":///"]),
+            st.text(alphabet="abcAZ09-._~!$&'()*+,;=:@/?#%[] <>\"{}|\\^`é", max_size=10),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.data(),
+)
+def test_texts_written_canonically_are_added_unparsed(
+    parts: list[tuple[str, str, str]], data: st.DataObject
+) -> None:
+    """IRIs and blank nodes the byte kernel finds written canonically (``plain_names``)
+    are added with no parse: each is the N-Triples text of the term pyoxigraph reads, and a
+    call mixing them with other spellings of the same terms, repeats and texts that are no
+    term gives the ids of the texts met one by one, in order of first appearance."""
+    candidates = [f"<{a}{b}{c}>" if a != "_" else f"_:{c}" for a, b, c in parts]
+    words, lo, hi = text_bytes(pa.array(candidates))
+    plain = plain_names(words, lo, hi).tolist()
+    terms: list[NamedNode | BlankNode] = []
+    for text, found in zip(candidates, plain, strict=True):
+        if found:
+            term = parse_term(text)
+            assert isinstance(term, NamedNode | BlankNode) and to_nt(term) == text
+            terms.append(term)
+    texts = [t for t in candidates if parse_term_or_none(t) is not None]
+    texts += [data.draw(st.sampled_from(spellings(term, data))) for term in terms]
+    texts = data.draw(st.permutations(texts + texts[:3]))
+    one_by_one = TermDictionary()
+    expected = [one_by_one.intern(text) for text in texts]
+    dictionary = TermDictionary()
+    ids = dictionary.ids(pa.array(texts, pa.string())).tolist()
+    assert ids == expected
+    assert sorted(set(ids)) == list(range(len(dictionary)))
+    assert [ids.index(i) for i in range(len(dictionary))] == sorted(set(map(ids.index, ids)))
+    for text, ident in zip(texts, ids, strict=True):
+        term = parse_term(text)
+        assert dictionary.node(ident) == term and dictionary.text(ident) == to_nt(term)
+        kind = KIND_IRI if isinstance(term, NamedNode) else KIND_BLANK
+        assert dictionary.values.kind[ident] == kind
+    assert dictionary.texts(np.array(ids)) == [to_nt(parse_term(text)) for text in texts]
+
+
+def parse_term_or_none(text: str) -> object:
+    try:
+        return parse_term(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def test_bad_texts_are_refused_naming_the_text() -> None:

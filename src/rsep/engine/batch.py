@@ -16,7 +16,6 @@ import bisect
 import codecs
 import contextlib
 import queue
-import string
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,10 +38,11 @@ from rsep.engine.terms import (
     TermDictionary,
     compare_bytes,
     hash_bytes,
-    put_word,
+    plain_names,
     recent_same,
     rehash,
     same_bytes,
+    strings,
     text_bytes,
     word_at,
 )
@@ -877,29 +877,6 @@ _BLANK[[ord(c) for c in " \t\r\x0b\x0c"]] = True
 """The bytes that a blank or comment line may start with (a subset of ``str.strip``'s)."""
 
 
-def _bytes_of(chars: str) -> np.ndarray:
-    """A table of the bytes ``chars``."""
-    table = np.zeros(256, np.bool_)
-    table[list(chars.encode())] = True
-    return table
-
-
-_ALNUM = string.ascii_letters + string.digits
-_SEGMENT_CHARS = _ALNUM + "-._~!$&'()*+,;=:@"
-_NAME_BYTES = np.stack(
-    [
-        _bytes_of(_ALNUM + "+.-"),  # scheme
-        _bytes_of(_ALNUM + "-._~"),  # host
-        _bytes_of(_SEGMENT_CHARS),
-        _bytes_of(_SEGMENT_CHARS + "/"),  # path
-        _bytes_of(_SEGMENT_CHARS + "/?"),  # query, fragment
-        _bytes_of(_ALNUM + "_.-"),  # blank node label
-        _bytes_of(_ALNUM + "_"),  # its first byte
-    ]
-)
-"""Bytes of the plain graph names (``_plain``): IRIs of RFC 3987 in ASCII without
-percent-encoding, user information nor IP literal, and blank node labels."""
-
 _GENERATED, _STARTED, _ENDED, _STREAM = 1, 2, 3, 4
 _KINDS = {
     PROV_GENERATED_AT.value: _GENERATED,
@@ -1154,62 +1131,6 @@ def _tokens(
     return 0, nq, nd, lines, graphs, rests, high != 0, terms, codes, spans, hashes, rest_spans
 
 
-@njit(inline="always")
-def _skip(buf: np.ndarray, k: int, end: int, allowed: np.ndarray) -> int:
-    """The first byte from ``k`` (before ``end``) that ``allowed`` does not take."""
-    while k < end and allowed[buf[k]]:
-        k += 1
-    return k
-
-
-@njit(cache=True, nogil=True)
-def _plain(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Whether each name from ``lo[i]`` to ``hi[i]`` is a plain one that ``Texts.name``
-    takes: an IRI (``tables``: the scheme, host, segment, path and query bytes) or a blank
-    node label of ``rsep.rdf.formats.ntriples.name_term``; the others are asked."""
-    buf = words.view(np.uint8)
-    scheme, host, segment, path, query = tables[0], tables[1], tables[2], tables[3], tables[4]
-    label, label_first = tables[5], tables[6]
-    out = np.zeros(lo.shape[0], np.bool_)
-    for i in range(lo.shape[0]):
-        a = lo[i]
-        end = hi[i] - 1
-        if end - a >= 2 and buf[a] == _LOW and buf[a + 1] == _COLON:
-            k = _skip(buf, a + 2, end + 1, label)
-            out[i] = k == end + 1 and label_first[buf[a + 2]] and buf[end] != _DOT
-            continue
-        if end - a < 3 or buf[a] != _LT or buf[end] != _GT:
-            continue
-        first = buf[a + 1]
-        if not ((65 <= first <= 90) or (97 <= first <= 122)):
-            continue
-        k = _skip(buf, a + 2, end, scheme)
-        if k == end or buf[k] != _COLON:
-            continue
-        k += 1
-        if k + 1 < end and buf[k] == _SLASH and buf[k + 1] == _SLASH:
-            k = _skip(buf, k + 2, end, host)
-            if k < end and buf[k] == _COLON:
-                k += 1
-                while k < end and 48 <= buf[k] <= 57:
-                    k += 1
-            if k < end and buf[k] == _SLASH:
-                k = _skip(buf, k, end, path)
-        elif k < end and buf[k] == _SLASH:
-            if k + 1 < end and segment[buf[k + 1]]:
-                k = _skip(buf, k + 1, end, path)
-            else:
-                k += 1
-        elif k < end and segment[buf[k]]:
-            k = _skip(buf, k, end, path)
-        if k < end and buf[k] == _QUERY_MARK:
-            k = _skip(buf, k + 1, end, query)
-        if k < end and buf[k] == _HASH:
-            k = _skip(buf, k + 1, end, query)
-        out[i] = k == end
-    return out
-
-
 @njit(cache=True, nogil=True)
 def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dictionary encoding of the byte strings from ``lo[i]`` to ``hi[i]``: each one's
@@ -1233,33 +1154,6 @@ def _encode(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarr
         distinct += code == distinct
         codes[i] = code
     return codes, spans[:, :distinct].copy()
-
-
-@njit(cache=True, nogil=True)
-def _gather(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The byte strings ``buf[lo[i]:hi[i]]`` packed as an Arrow string column: offsets and
-    data."""
-    n = lo.shape[0]
-    offsets = np.empty(n + 1, np.int64)
-    offsets[0] = 0
-    for i in range(n):
-        offsets[i + 1] = offsets[i] + hi[i] - lo[i]
-    data = np.empty(offsets[n] + 8, np.uint8)  # a word at a time, the next text after
-    for i in range(n):
-        at = offsets[i]
-        for k in range(0, hi[i] - lo[i], 8):
-            put_word(data, at + k, word_at(buf, lo[i] + k))
-    return offsets, data[: offsets[n]]
-
-
-def _strings(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
-    """The byte strings from ``lo[i]`` to ``hi[i]`` of a block (whole UTF-8 texts)."""
-    offsets, data = _gather(words.view(np.uint8), lo, hi)
-    if offsets[-1] < 1 << 31:
-        small = offsets.astype(np.int32)
-        return pa.StringArray.from_buffers(len(lo), pa.py_buffer(small), pa.py_buffer(data))
-    texts = pa.LargeStringArray.from_buffers(len(lo), pa.py_buffer(offsets), pa.py_buffer(data))
-    return texts.cast(pa.string())
 
 
 def _matches(
@@ -1706,8 +1600,8 @@ def _rests(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, opts: ReadOptions)
     dated = valid & (fields[7] < 0)
     if dated.any():
         ms[dated], valid[dated] = _epoch_ms(*fields[:7, dated])
-    timed = _strings(words, lo[valid], hi[valid])
-    others = _strings(words, lo[~valid], hi[~valid])
+    timed = strings(words, lo[valid], hi[valid])
+    others = strings(words, lo[~valid], hi[~valid])
     return _Rests(kind, ms, valid, timed, others)
 
 
@@ -1745,7 +1639,7 @@ class _Tokens:
     """A canonical block as ``_tokens`` reads it: its quad lines' term offsets (rows: s,
     p, o starts and ends) and ids (-1: not in the index when it was read), each quad
     line's name code, each default-graph line's subject and rest codes, the names (the
-    ``graphs`` first: texts, hashes of their bytes, whether each is plain, ``_plain``),
+    ``graphs`` first: texts, hashes of their bytes, whether each is plain, ``plain_names``),
     the rests read (``_rests``), and its lines."""
 
     terms: np.ndarray
@@ -1835,9 +1729,9 @@ class _Tokenizer:
             codes[0, :nq],
             codes[1, :nd],
             codes[2, :nd],
-            _strings(words, lo, hi),
+            strings(words, lo, hi),
             hashes,
-            _plain(words, lo, hi, _NAME_BYTES),
+            plain_names(words, lo, hi),
             graphs,
             _rests(words, rest_lo, rest_hi, self.opts),
             lines,
@@ -2083,7 +1977,7 @@ class _Columns(_Assembly):
             lo = tokens.terms[2 * missing[0], missing[1]]
             hi = tokens.terms[2 * missing[0] + 1, missing[1]]
             codes, spans = _encode(words, lo, hi)
-            distinct = _strings(words, spans[0], spans[1])
+            distinct = strings(words, spans[0], spans[1])
             try:
                 found = dictionary.encode(distinct)
             except ValueError:
@@ -2102,7 +1996,7 @@ class _Columns(_Assembly):
 
     def _names(self, texts: pa.Array, plain: np.ndarray) -> bool:
         """Whether each name ``texts`` is a graph name (``Texts.name``): the ``plain`` ones
-        are (``_plain``), the others are asked."""
+        are (``plain_names``), the others are asked."""
         if plain.all():
             return True
         others = texts.filter(pa.array(~plain)).to_pylist()

@@ -524,10 +524,7 @@ def _string_verdicts(
     iris = np.flatnonzero(kind == KIND_IRI)
     literals = np.flatnonzero(kind == KIND_LITERAL)
     for where, texts in (
-        (
-            iris,
-            pc.utf8_slice_codeunits(pa.array(dictionary.texts(distinct[iris]), pa.string()), 1, -1),
-        ),
+        (iris, dictionary.text_array(distinct[iris], trim=1)),
         (
             literals,
             pa.array([_lexical(n) for n in dictionary.nodes(distinct[literals])], pa.string()),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import string
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,8 +43,10 @@ __all__ = [
     "TextIndex",
     "TypedValues",
     "compare_bytes",
+    "plain_names",
     "put_word",
     "rehash",
+    "strings",
     "text_bytes",
 ]
 
@@ -82,13 +85,12 @@ class TermDictionary:
 
     def __init__(self) -> None:
         self.index = TextIndex()
-        """The canonical texts by their bytes, with their ids."""
+        """The canonical texts by their bytes; a text's number in it is its id."""
         self.lock = threading.RLock()
         """Held while the index is searched or terms added (a reader thread encodes while
         the engine interns its constants)."""
         self._spellings: dict[str, int] = {}  # the other spellings met -> id
-        self._texts: list[str] = []  # canonical text by id
-        self._nodes: list[Node] = []
+        self._nodes: list[Node | None] = []  # None: made from the text when asked
         self._size = 0
         capacity = 1024
         self._kind = np.zeros(capacity, np.int8)
@@ -138,19 +140,66 @@ class TermDictionary:
 
     def _ids_held(self, distinct: pa.Array) -> np.ndarray:
         words, lo, hi = text_bytes(distinct)
-        found = self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0]
+        found: np.ndarray = self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0]
         missing = np.flatnonzero(found < 0)
-        if len(missing):
-            texts: list[str] = distinct.take(pa.array(missing)).to_pylist()
-            spellings = self._spellings
-            ids = [spellings.get(text, -1) for text in texts]
-            new = [text for text, ident in zip(texts, ids, strict=True) if ident < 0]
-            if new:
-                made = dict(zip(new, self._add(new), strict=True))
-                ids = [made.get(text, ident) for text, ident in zip(texts, ids, strict=True)]
-            found[missing] = ids
-        result: np.ndarray = found
-        return result
+        if not len(missing):
+            return found
+        # IRIs and blank nodes written canonically are added as they are, with no parse
+        # nor Python object; the others are parsed first (a text that is not a term
+        # refuses the whole call) and added by their canonical texts, in the same order
+        other = missing[~plain_names(words, lo[missing], hi[missing])]
+        parsed: dict[int, tuple[str, Node, str]] = {}  # position: text, term, canonical
+        if len(other):
+            texts: list[str] = distinct.take(pa.array(other)).to_pylist()
+            known = [self._spellings.get(text, -1) for text in texts]
+            found[other] = known
+            fresh = [k for k, ident in enumerate(known) if ident < 0]
+            terms = _canonical([texts[k] for k in fresh]) if fresh else []
+            for k, (node, canonical) in zip(fresh, terms, strict=True):
+                parsed[int(other[k])] = (texts[k], node, canonical)
+            if terms:
+                more = text_bytes(pa.array([canonical for _, canonical in terms], pa.string()))
+                at = other[fresh]
+                lo, hi = lo.copy(), hi.copy()
+                lo[at] = more[1] + 8 * len(words)
+                hi[at] = more[2] + 8 * len(words)
+                words = np.concatenate([words, more[0]])
+        add = np.flatnonzero(found < 0)
+        size = self._size
+        ids = self.index.add(words, lo[add], hi[add])
+        found[add] = ids
+        self._fill(size, words, lo[add], ids, add, parsed)
+        return found
+
+    def _fill(
+        self,
+        size: int,
+        words: np.ndarray,
+        lo: np.ndarray,
+        ids: np.ndarray,
+        positions: np.ndarray,
+        parsed: dict[int, tuple[str, Node, str]],
+    ) -> None:
+        """Give the ids the index added past ``size`` (``ids`` of the texts at ``positions``
+        starting at byte ``lo`` of ``words``) their terms and typed values: IRIs or blank
+        nodes by their first byte, the ``parsed`` ones by their terms."""
+        count = self.index.size - size
+        self._grow(count)
+        new = np.flatnonzero(ids >= size)
+        _, first = np.unique(ids[new], return_index=True)
+        firsts = new[first]  # the first text of each new id, in id order
+        blank = words.view(np.uint8)[lo[firsts]] == _LOW
+        self._kind[size : size + count] = np.where(blank, KIND_BLANK, KIND_IRI)
+        nodes: list[Node | None] = [None] * count
+        for position, (text, node, canonical) in parsed.items():
+            ident = int(ids[np.searchsorted(positions, position)])
+            if ident >= size and nodes[ident - size] is None:
+                nodes[ident - size] = node
+                self._value(ident, node)
+            if text != canonical:
+                self._spellings[text] = ident
+        self._nodes.extend(nodes)
+        self._size = size + count
 
     def intern(self, text: str) -> int:
         """The id of one term text (a FILTER's constant, a pattern's IRI), added if new."""
@@ -176,29 +225,45 @@ class TermDictionary:
 
     def text(self, ident: int) -> str:
         """The canonical N-Triples text of id ``ident``."""
-        return self._texts[ident]
+        with self.lock:
+            starts, arena = self.index.starts, self.index.arena
+        begin, end = int(starts[ident]), int(starts[ident + 1])
+        return arena.view(np.uint8)[begin:end].tobytes().decode()
 
     def texts(self, ids: np.ndarray) -> list[str]:
         """The canonical texts of ``ids``."""
-        texts = self._texts
-        return [texts[i] for i in np.asarray(ids).tolist()]
+        texts: list[str] = self.text_array(ids).to_pylist()
+        return texts
+
+    def text_array(self, ids: np.ndarray, trim: int = 0) -> pa.Array:
+        """The canonical texts of ``ids`` as an Arrow string array (no Python object),
+        without their first and last ``trim`` bytes (1: an IRI without its brackets)."""
+        ids = np.asarray(ids, np.int64)
+        with self.lock:
+            starts, arena = self.index.starts, self.index.arena
+        return strings(arena, starts[ids] + trim, starts[ids + 1] - trim)
 
     def term(self, ident: int) -> Term:
         """The pyoxigraph term of id ``ident``; a ``TypeError`` for a triple term (see
         :meth:`node`)."""
-        node = self._nodes[ident]
+        node = self.node(ident)
         if isinstance(node, Triple):
             raise TypeError(f"id {ident} is a triple term: {node}")
         return node
 
     def node(self, ident: int) -> Node:
         """The pyoxigraph term or triple term of id ``ident``."""
-        return self._nodes[ident]
+        node = self._nodes[ident]
+        if node is None:  # an IRI or blank node added without parsing
+            text = self.text(ident)
+            node = NamedNode(text[1:-1]) if text[0] == "<" else BlankNode(text[2:])
+            self._nodes[ident] = node
+        return node
 
     def nodes(self, ids: np.ndarray) -> list[Node]:
         """The pyoxigraph terms of ``ids``."""
         nodes = self._nodes
-        return [nodes[i] for i in np.asarray(ids).tolist()]
+        return [nodes[i] or self.node(i) for i in np.asarray(ids).tolist()]
 
     @property
     def values(self) -> TypedValues:
@@ -206,57 +271,33 @@ class TermDictionary:
         n = self._size
         return TypedValues(self._kind[:n], self._numeric[:n], self._number[:n], self._exact[:n])
 
-    def _add(self, texts: list[str]) -> list[int]:
-        """Add distinct texts not yet known: canonicalise each, share ids between
-        spellings; returns their ids."""
-        fresh: list[Node] = []
-        made: dict[str, int] = {}  # canonical texts added now
-        ids: list[int] = []
-        parsed = _canonical(texts)
-        words, lo, hi = text_bytes(pa.array([canonical for _, canonical in parsed], pa.string()))
-        known = self.index.find(words, lo[None, :], hi[None, :], _NO_DEPTHS)[0].tolist()
-        for text, (node, canonical), ident in zip(texts, parsed, known, strict=True):
-            if ident < 0:
-                ident = made.get(canonical, -1)
-            if ident < 0:
-                ident = made[canonical] = len(self._texts)
-                self._texts.append(canonical)
-                self._nodes.append(node)
-                fresh.append(node)
-            if text != canonical:
-                self._spellings[text] = ident
-            ids.append(ident)
-        if fresh:
-            added = pa.array(list(made), pa.string())
-            self.index.add(*text_bytes(added), np.fromiter(made.values(), np.int32, len(made)))
-            self._values(fresh)
-        return ids
-
-    def _values(self, nodes: list[Node]) -> None:
-        start = self._size
-        end = start + len(nodes)
+    def _grow(self, count: int) -> None:
+        """Room for ``count`` more ids (their values not numeric until set; ``_size``
+        counts them once they are)."""
+        end = self._size + count
         if end > len(self._kind):
             capacity = max(end, 2 * len(self._kind))
             self._kind = _grown(self._kind, capacity, 0)
             self._numeric = _grown(self._numeric, capacity, NOT_NUMERIC)
             self._number = _grown(self._number, capacity, 0.0)
             self._exact = _grown(self._exact, capacity, False)
-        for index, node in enumerate(nodes, start):
-            if isinstance(node, NamedNode):
-                self._kind[index] = KIND_IRI
-            elif isinstance(node, BlankNode):
-                self._kind[index] = KIND_BLANK
-            elif isinstance(node, Triple):
-                self._kind[index] = KIND_TRIPLE
-            else:
-                self._kind[index] = KIND_LITERAL
-                value = value_of(node)
-                if isinstance(value, NumericValue):
-                    number, exact = _double(value.value)
-                    self._numeric[index] = value.type
-                    self._number[index] = number
-                    self._exact[index] = exact
-        self._size = end
+
+    def _value(self, index: int, node: Node) -> None:
+        """Set the typed values of id ``index``, term ``node``."""
+        if isinstance(node, NamedNode):
+            self._kind[index] = KIND_IRI
+        elif isinstance(node, BlankNode):
+            self._kind[index] = KIND_BLANK
+        elif isinstance(node, Triple):
+            self._kind[index] = KIND_TRIPLE
+        else:
+            self._kind[index] = KIND_LITERAL
+            value = value_of(node)
+            if isinstance(value, NumericValue):
+                number, exact = _double(value.value)
+                self._numeric[index] = value.type
+                self._number[index] = number
+                self._exact[index] = exact
 
 
 def text_bytes(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -276,42 +317,159 @@ def text_bytes(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return words, offsets[:-1], offsets[1:]
 
 
+_LOW, _COLON, _LT, _GT, _DOT, _HASH = (ord(c) for c in "_:<>.#")
+_SLASH, _QUERY_MARK = ord("/"), ord("?")
+
+
+def _bytes_of(chars: str) -> np.ndarray:
+    """A table of the bytes ``chars``."""
+    table = np.zeros(256, np.bool_)
+    table[list(chars.encode())] = True
+    return table
+
+
+_ALNUM = string.ascii_letters + string.digits
+_SEGMENT_CHARS = _ALNUM + "-._~!$&'()*+,;=:@"
+_NAME_BYTES = np.stack(
+    [
+        _bytes_of(_ALNUM + "+.-"),  # scheme
+        _bytes_of(_ALNUM + "-._~"),  # host
+        _bytes_of(_SEGMENT_CHARS),
+        _bytes_of(_SEGMENT_CHARS + "/"),  # path
+        _bytes_of(_SEGMENT_CHARS + "/?"),  # query, fragment
+        _bytes_of(_ALNUM + "_.-"),  # blank node label
+        _bytes_of(_ALNUM + "_"),  # its first byte
+    ]
+)
+"""Bytes of the plain graph names (``_plain``): IRIs of RFC 3987 in ASCII without
+percent-encoding, user information nor IP literal, and blank node labels."""
+
+
+def plain_names(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Whether each text from ``lo[i]`` to ``hi[i]`` of ``words`` is a plain IRI or blank
+    node (``_plain``): one written canonically, its own N-Triples form."""
+    return _plain(words, lo, hi, _NAME_BYTES)
+
+
+@njit(inline="always")
+def _skip(buf: np.ndarray, k: int, end: int, allowed: np.ndarray) -> int:
+    """The first byte from ``k`` (before ``end``) that ``allowed`` does not take."""
+    while k < end and allowed[buf[k]]:
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _plain(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Whether each name from ``lo[i]`` to ``hi[i]`` is a plain one that ``Texts.name``
+    takes: an IRI (``tables``: the scheme, host, segment, path and query bytes) or a blank
+    node label of ``rsep.rdf.formats.ntriples.name_term``; the others are asked."""
+    buf = words.view(np.uint8)
+    scheme, host, segment, path, query = tables[0], tables[1], tables[2], tables[3], tables[4]
+    label, label_first = tables[5], tables[6]
+    out = np.zeros(lo.shape[0], np.bool_)
+    for i in range(lo.shape[0]):
+        a = lo[i]
+        end = hi[i] - 1
+        if end - a >= 2 and buf[a] == _LOW and buf[a + 1] == _COLON:
+            k = _skip(buf, a + 2, end + 1, label)
+            out[i] = k == end + 1 and label_first[buf[a + 2]] and buf[end] != _DOT
+            continue
+        if end - a < 3 or buf[a] != _LT or buf[end] != _GT:
+            continue
+        first = buf[a + 1]
+        if not ((65 <= first <= 90) or (97 <= first <= 122)):
+            continue
+        k = _skip(buf, a + 2, end, scheme)
+        if k == end or buf[k] != _COLON:
+            continue
+        k += 1
+        if k + 1 < end and buf[k] == _SLASH and buf[k + 1] == _SLASH:
+            k = _skip(buf, k + 2, end, host)
+            if k < end and buf[k] == _COLON:
+                k += 1
+                while k < end and 48 <= buf[k] <= 57:
+                    k += 1
+            if k < end and buf[k] == _SLASH:
+                k = _skip(buf, k, end, path)
+        elif k < end and buf[k] == _SLASH:
+            if k + 1 < end and segment[buf[k + 1]]:
+                k = _skip(buf, k + 1, end, path)
+            else:
+                k += 1
+        elif k < end and segment[buf[k]]:
+            k = _skip(buf, k, end, path)
+        if k < end and buf[k] == _QUERY_MARK:
+            k = _skip(buf, k + 1, end, query)
+        if k < end and buf[k] == _HASH:
+            k = _skip(buf, k + 1, end, query)
+        out[i] = k == end
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _gather(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The byte strings ``buf[lo[i]:hi[i]]`` packed as an Arrow string column: offsets and
+    data."""
+    n = lo.shape[0]
+    offsets = np.empty(n + 1, np.int64)
+    offsets[0] = 0
+    for i in range(n):
+        offsets[i + 1] = offsets[i] + hi[i] - lo[i]
+    data = np.empty(offsets[n] + 8, np.uint8)  # a word at a time, the next text after
+    for i in range(n):
+        at = offsets[i]
+        for k in range(0, hi[i] - lo[i], 8):
+            put_word(data, at + k, word_at(buf, lo[i] + k))
+    return offsets, data[: offsets[n]]
+
+
+def strings(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
+    """The byte strings from ``lo[i]`` to ``hi[i]`` of ``words`` (whole UTF-8 texts) as an
+    Arrow string array."""
+    offsets, data = _gather(words.view(np.uint8), lo, hi)
+    if offsets[-1] < 1 << 31:
+        small = offsets.astype(np.int32)
+        return pa.StringArray.from_buffers(len(lo), pa.py_buffer(small), pa.py_buffer(data))
+    texts = pa.LargeStringArray.from_buffers(len(lo), pa.py_buffer(offsets), pa.py_buffer(data))
+    return texts.cast(pa.string())
+
+
 class TextIndex:
-    """Byte strings (term texts) with an int32 value each: an open-addressing hash table
-    of numpy arrays (slots, each entry's hash, its bytes in an arena, its value) that
-    numba kernels search without a Python object per text."""
+    """Byte strings (term texts) numbered in order of addition: an open-addressing hash
+    table of numpy arrays (slots, each entry's hash, its bytes in an arena) that numba
+    kernels search without a Python object per text."""
 
     def __init__(self) -> None:
         self.slots = np.full(1 << 12, -1, np.int32)
         self.hashes = np.empty(1 << 11, np.uint64)
         self.starts = np.zeros((1 << 11) + 1, np.int64)
-        self.values = np.empty(1 << 11, np.int32)
+        """Entry ``e``'s bytes are ``arena`` bytes ``starts[e]`` to ``starts[e + 1]``."""
         self.arena = np.zeros(1 << 13, np.uint64)
         self.size = 0
 
     def find(
         self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, depths: np.ndarray
     ) -> np.ndarray:
-        """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` of ``words``, -1
-        if absent (row ``r`` compared first with its ``depths[r]`` rows before)."""
+        """The number of each byte string from ``lo[r, i]`` to ``hi[r, i]`` of ``words``,
+        -1 if absent (row ``r`` compared first with its ``depths[r]`` rows before)."""
         return _find(words, lo, hi, self.table(), depths)
 
-    def table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The arrays the kernels read (``probe``): slots, hashes, starts, values, arena;
-        read them under the dictionary's lock, as additions change them."""
-        return self.slots, self.hashes, self.starts, self.values, self.arena
+    def table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays the kernels read (``probe``): slots, hashes, starts, arena; read them
+        under the dictionary's lock, as additions change them."""
+        return self.slots, self.hashes, self.starts, self.arena
 
-    def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> None:
-        """Add distinct byte strings not in the table (from ``lo[i]`` to ``hi[i]`` of
-        ``words``) with their values."""
+    def add(self, words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The number of each byte string from ``lo[i]`` to ``hi[i]`` of ``words``, those
+        not in the table added (numbered in order of first appearance)."""
         count = len(lo)
         length = int((hi - lo).sum())
         size = self.size
         need = size + count
-        if need > len(self.values):
-            room = max(need, 2 * len(self.values))
+        if need > len(self.hashes):
+            room = max(need, 2 * len(self.hashes))
             self.hashes = np.resize(self.hashes, room)
-            self.values = np.resize(self.values, room)
             self.starts = np.resize(self.starts, room + 1)
         words_needed = (int(self.starts[size]) + length) // 8 + 2
         if words_needed > len(self.arena):
@@ -321,9 +479,8 @@ class TextIndex:
         if 2 * need > len(self.slots):
             self.slots = np.full(1 << (2 * need).bit_length(), -1, np.int32)
             rehash(self.slots, self.hashes, size)
-        _insert(words, lo, hi, self.table(), size)
-        self.values[size:need] = values
-        self.size = need
+        numbers, self.size = _insert(words, lo, hi, self.table(), size)
+        return numbers
 
 
 _NO_DEPTHS = np.zeros(1, np.int64)
@@ -448,29 +605,29 @@ def _probe(
     words: np.ndarray,
     a: int,
     length: int,
+    h: np.uint64,
     slots: np.ndarray,
     hashes: np.ndarray,
     starts: np.ndarray,
-    values: np.ndarray,
     arena: np.ndarray,
-) -> int:
-    """The value of the ``length`` bytes from byte ``a`` of ``words`` in a ``TextIndex``
-    (its arrays, ``TextIndex.table``), or -1: a hash finds the candidates, bytes decide."""
-    h = hash_bytes(words, a, length)
+) -> tuple[int, np.uint64]:
+    """The number of the ``length`` bytes from byte ``a`` of ``words`` (hash ``h``) in a
+    ``TextIndex`` (its arrays, ``TextIndex.table``), or -1, and the slot where the search
+    ended: a hash finds the candidates, bytes decide."""
     mask = np.uint64(slots.shape[0] - 1)
     slot = h & mask
     while True:
         entry = slots[slot]
         if entry < 0:
-            return -1
+            return -1, slot
         at = starts[entry]
         if (
             hashes[entry] == h
             and starts[entry + 1] - at == length
             and same_bytes(arena, at, words, a, length)
         ):
-            found: int = values[entry]
-            return found
+            found: int = entry
+            return found, slot
         slot = (slot + np.uint64(1)) & mask
 
 
@@ -485,7 +642,7 @@ def _find(
     """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` in a ``TextIndex``
     (``table``: its arrays), or -1 (rows of ``r`` first compared with the ``depths[r]`` rows
     before)."""
-    slots, hashes, starts, values, arena = table
+    slots, hashes, starts, arena = table
     out = np.empty(lo.shape, np.int32)
     for r in range(lo.shape[0]):
         row_lo = lo[r]
@@ -496,33 +653,39 @@ def _find(
                 out[r, i] = out[r, same]
                 continue
             a = row_lo[i]
-            out[r, i] = _probe(words, a, row_hi[i] - a, slots, hashes, starts, values, arena)
+            length = row_hi[i] - a
+            h = hash_bytes(words, a, length)
+            out[r, i] = _probe(words, a, length, h, slots, hashes, starts, arena)[0]
     return out
 
 
 @njit(cache=True, nogil=True)
 def _insert(
     words: np.ndarray, lo: np.ndarray, hi: np.ndarray, table: tuple[np.ndarray, ...], size: int
-) -> None:
-    """Add the byte strings from ``lo[i]`` to ``hi[i]`` to a ``TextIndex`` of ``size``
-    entries (``table``: its arrays; room made, values set by the caller)."""
-    slots, hashes, starts, _, arena = table
+) -> tuple[np.ndarray, int]:
+    """The number of each byte string from ``lo[i]`` to ``hi[i]`` in a ``TextIndex`` of
+    ``size`` entries (``table``: its arrays, with room for every string), the absent ones
+    added; and the new size."""
+    slots, hashes, starts, arena = table
     bytes_in = words.view(np.uint8)
     bytes_out = arena.view(np.uint8)
-    mask = np.uint64(slots.shape[0] - 1)
+    numbers = np.empty(lo.shape[0], np.int32)
     for i in range(lo.shape[0]):
         a = lo[i]
         length = hi[i] - a
+        h = hash_bytes(words, a, length)
+        found, slot = _probe(words, a, length, h, slots, hashes, starts, arena)
+        if found >= 0:
+            numbers[i] = found
+            continue
         at = starts[size]
         bytes_out[at : at + length] = bytes_in[a : a + length]
-        h = hash_bytes(words, a, length)
-        slot = h & mask
-        while slots[slot] >= 0:
-            slot = (slot + np.uint64(1)) & mask
         slots[slot] = size
         hashes[size] = h
+        numbers[i] = size
         size += 1
         starts[size] = at + length
+    return numbers, size
 
 
 @njit(cache=True, nogil=True)
