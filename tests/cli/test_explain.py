@@ -115,7 +115,8 @@ def test_how_spark_runs_a_sequence_is_shown(
 ) -> None:
     """The last section: the V shape runs on the columnar engine in Spark tasks,
     partitioned by its key; without PARTITION BY one task, and why; a negation runs on the
-    per-event engine; a plan with no sequence has no such section."""
+    columnar engine, a GPM that is not a basic graph pattern on the per-event engine; a
+    plan with no sequence has no such section."""
     vshape = (repo_root / "examples" / "uc4-stock" / "v-shape.spaseq").read_text("utf-8")
     code, out, _ = explain(capsys, tmp_path, vshape)
     spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
@@ -128,6 +129,11 @@ def test_how_spark_runs_a_sequence_is_shown(
         "  DEFINE GPM B", "  DEFINE GPM C ON S1 { ?h :c ?z . }\n  DEFINE GPM B"
     )
     code, out, _ = explain(capsys, tmp_path, negated)
+    spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
+    assert code == 0 and "evaluated by  the columnar engine in Spark tasks" in spark
+    bound = SPASEQ.replace("?h :b ?y . }", "?h :b ?y . BIND (1 AS ?one) }")
+    assert bound != SPASEQ
+    code, out, _ = explain(capsys, tmp_path, bound)
     spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
     assert code == 0 and "evaluated by  the per-event engine in Spark tasks" in spark
     code, out, _ = explain(capsys, tmp_path, _paper_query("query4.epsparql"))

@@ -47,6 +47,7 @@ __all__ = [
     "STATUS_TOO_MANY_RUNS",
     "STRICT",
     "Carried",
+    "absent",
     "run_partitions",
 ]
 
@@ -60,9 +61,14 @@ NO_END = np.iinfo(np.int64).max
 
 # the columns of a run (a group of mappings): partition, next step, first time (-1: a start
 # run, which has taken nothing), last time, window end, its rows in the pool, alive, and
-# whether it iterates a Kleene+ step (then it waits under the iteration strategy)
+# whether it iterates a Kleene+ step (then it waits under the iteration strategy); then,
+# when the sequence has negated steps, per positive step the times around the gap in front
+# of it: the last time of the steps before it, and the time it was taken
 PART, STEP, T1, LAST, END, ROW_START, ROW_COUNT, ALIVE, ITERATE = range(9)
 _COLUMNS = 9
+
+# the columns of a match's times: t1, t2, partition, window end, then the gaps' times
+M_T1, M_T2, M_PART, M_END, M_GAPS = range(5)
 
 
 @dataclass
@@ -74,12 +80,18 @@ class Carried:
     rows: np.ndarray
 
     @classmethod
-    def empty(cls, width: int) -> Carried:
-        """No run yet."""
-        return cls(np.zeros((0, _COLUMNS), np.int64), np.zeros((0, width), np.int32))
+    def empty(cls, width: int, gaps: int = 0) -> Carried:
+        """No run yet; runs of a sequence with ``gaps`` positive steps whose gaps are
+        remembered (0: none)."""
+        return cls(np.zeros((0, _COLUMNS + 2 * gaps), np.int64), np.zeros((0, width), np.int32))
 
     def __len__(self) -> int:
         return len(self.runs)
+
+    @property
+    def gaps(self) -> int:
+        """How many positive steps' gaps the runs remember."""
+        return int(self.runs.shape[1] - _COLUMNS) // 2
 
 
 @njit(cache=True)
@@ -200,6 +212,88 @@ def _verdict(
     return 2
 
 
+@njit(cache=True, inline="always")
+def _merge(
+    rows: np.ndarray,
+    r: int,
+    sol: np.ndarray,
+    s: int,
+    gi: int,
+    gpm_bind: np.ndarray,
+    gpm_nbind: np.ndarray,
+    stored: np.ndarray,
+    merged: np.ndarray,
+) -> bool:
+    """Whether solution ``s`` of GPM ``gi`` is compatible with mapping row ``r`` on the
+    variables it binds (SPARQL 1.1 sec. 18.3; terms compared by stored form, as
+    ``⟦μ(P)⟧_G`` matches them, SPAseq Def. 7); their union in ``merged``."""
+    for z in range(rows.shape[1]):
+        merged[z] = rows[r, z]
+    for b in range(gpm_nbind[gi]):
+        slot = gpm_bind[gi, b]
+        value = sol[s, slot]
+        if value < 0:
+            continue
+        have = rows[r, slot]
+        if have < 0:
+            merged[slot] = value
+        elif stored[have] != stored[value]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _holds(
+    f: int,
+    rows: np.ndarray,
+    r: int,
+    merged: np.ndarray,
+    scratch: np.ndarray,
+    f_lo: np.ndarray,
+    f_hi: np.ndarray,
+    f_mask: np.ndarray,
+    f_nmask: np.ndarray,
+    f_used: np.ndarray,
+    known_f: np.ndarray,
+    known_rows: np.ndarray,
+    known_value: np.ndarray,
+    ops: np.ndarray,
+    args: np.ndarray,
+    kind: np.ndarray,
+    numeric: np.ndarray,
+    number: np.ndarray,
+    exact: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+) -> int:
+    """The verdict of deferred FILTER ``f`` on ``merged`` under mapping row ``r`` (the
+    knowledge base's variables the row does not bind hidden, Def. 15): 1 holds, 0 not, 2
+    when neither its program nor a verdict given decides it (``scratch`` then holds the
+    values it reads, the others -2)."""
+    width = merged.shape[0]
+    for z in range(width):
+        scratch[z] = merged[z]
+    for m in range(f_nmask[f]):
+        if rows[r, f_mask[f, m]] < 0:
+            scratch[f_mask[f, m]] = -1
+    verdict = evaluate_with(
+        ops[f_lo[f] : f_hi[f]],
+        args[f_lo[f] : f_hi[f]],
+        scratch,
+        kind,
+        numeric,
+        number,
+        exact,
+        ints,
+        floats,
+    )
+    if verdict == 2:
+        for z in range(width):
+            scratch[z] = scratch[z] if f_used[f, z] else -2
+        verdict = _verdict(f, scratch, known_f, known_rows, known_value)
+    return int(verdict)
+
+
 @njit(cache=True)
 def run_partitions(
     ev_time: np.ndarray,
@@ -237,6 +331,7 @@ def run_partitions(
     stored: np.ndarray,
     t0: int,
     within: int,
+    twice: bool,
     part_start: np.ndarray,
     carried: np.ndarray,
     carried_rows: np.ndarray,
@@ -247,7 +342,8 @@ def run_partitions(
     partition-event rows sorted by partition, time, event), from the runs carried in
     (sorted by partition). Steps are BOps over operands (``step_op_lo..hi``), each
     operand a GPM with its solutions (``sol_ptr[gpm, event]``) and deferred FILTERs.
-    Returns the matches (mapping rows; ``t1, t2, partition`` per row), the runs carried
+    Returns the matches (mapping rows; ``t1, t2``, partition, window end and the gaps'
+    times per row, ``M_*``), the runs carried
     out and their rows, a status (:data:`STATUS_OK`, or why it stopped), the partition
     it stopped in, and the FILTER rows no program nor verdict decided.
 
@@ -261,14 +357,16 @@ def run_partitions(
     to a bound of what it can add."""
     n_steps = step_op_lo.shape[0]
     width = sol.shape[1]
+    columns = carried.shape[1]
+    n_gaps = (columns - _COLUMNS) // 2
     matches = np.empty((64, width), np.int32)
-    times = np.empty((64, 3), np.int64)  # t1, t2, partition
+    times = np.empty((64, M_GAPS + 2 * n_gaps), np.int64)
     n_m = 0
-    out = np.empty((64, _COLUMNS), np.int64)
+    out = np.empty((64, columns), np.int64)
     out_rows = np.empty((64, width), np.int32)
     n_o = 0
     n_or = 0
-    runs = np.empty((64, _COLUMNS), np.int64)  # the runs of one partition
+    runs = np.empty((64, columns), np.int64)  # the runs of one partition
     rows = np.empty((256, width), np.int32)
     merged = np.empty(width, np.int32)
     scratch = np.empty(width, np.int32)
@@ -326,16 +424,27 @@ def run_partitions(
                 j += 1
             # a start run waits on this instant when a window holds it: the window that
             # goes on after it (a run of the one ending at t could take nothing later)
+            # (and, with ``twice``, on a boundary also the one ending at t: a match of one
+            # positive step there may pass its negations in one window and not the other)
             if within < 0 or t >= t0:
-                if n_g + 1 > runs.shape[0]:
-                    runs = _grow(runs, n_g + 1)
-                if n_r + 1 > rows.shape[0]:
-                    rows = _grow(rows, n_r + 1)
-                _copy(part_start, q, rows, n_r, 1)
-                runs[n_g, PART] = q
-                runs[n_g, END] = NO_END if within < 0 else t0 + ((t - t0) // within + 1) * within
-                n_g = _add_run(runs, n_g, n_g, 0, 0, -1, t, n_r, 1)
-                n_r += 1
+                starts = 1
+                if twice and within > 0 and t - t0 >= within and (t - t0) % within == 0:
+                    starts = 2
+                for w in range(starts):
+                    if n_g + 1 > runs.shape[0]:
+                        runs = _grow(runs, n_g + 1)
+                    if n_r + 1 > rows.shape[0]:
+                        rows = _grow(rows, n_r + 1)
+                    _copy(part_start, q, rows, n_r, 1)
+                    runs[n_g, PART] = q
+                    if within < 0:
+                        runs[n_g, END] = NO_END
+                    else:
+                        runs[n_g, END] = t0 + ((t - t0) // within + 1 - w) * within
+                    for c in range(_COLUMNS, columns):
+                        runs[n_g, c] = -1
+                    n_g = _add_run(runs, n_g, n_g, 0, 0, -1, t, n_r, 1)
+                    n_r += 1
             before = n_g
             for g in range(before):
                 if runs[g, ALIVE] == 0:
@@ -375,33 +484,28 @@ def run_partitions(
                             continue
                         for r in range(r_lo, r_hi):
                             for s in range(sol_ptr[gi, e], sol_ptr[gi, e + 1]):
-                                fits = True
-                                for z in range(width):
-                                    merged[z] = rows[r, z]
-                                for b in range(gpm_nbind[gi]):
-                                    slot = gpm_bind[gi, b]
-                                    value = sol[s, slot]
-                                    if value < 0:
-                                        continue
-                                    have = rows[r, slot]
-                                    if have < 0:
-                                        merged[slot] = value
-                                    elif stored[have] != stored[value]:
-                                        fits = False
-                                        break
-                                if not fits:
+                                if not _merge(
+                                    rows, r, sol, s, gi, gpm_bind, gpm_nbind, stored, merged
+                                ):
                                     continue
                                 verdict = 1
                                 for f in range(gpm_f_lo[gi], gpm_f_hi[gi]):
-                                    for z in range(width):
-                                        scratch[z] = merged[z]
-                                    for m in range(f_nmask[f]):
-                                        if rows[r, f_mask[f, m]] < 0:
-                                            scratch[f_mask[f, m]] = -1
-                                    verdict = evaluate_with(
-                                        ops[f_lo[f] : f_hi[f]],
-                                        args[f_lo[f] : f_hi[f]],
+                                    verdict = _holds(
+                                        f,
+                                        rows,
+                                        r,
+                                        merged,
                                         scratch,
+                                        f_lo,
+                                        f_hi,
+                                        f_mask,
+                                        f_nmask,
+                                        f_used,
+                                        known_f,
+                                        known_rows,
+                                        known_value,
+                                        ops,
+                                        args,
                                         kind,
                                         numeric,
                                         number,
@@ -409,21 +513,15 @@ def run_partitions(
                                         ints,
                                         floats,
                                     )
-                                    if verdict == 2:  # its verdict, or to be decided
+                                    if verdict == 2:  # to be decided
+                                        if n_u + 1 > undecided.shape[0]:
+                                            undecided = _grow(undecided, n_u + 1)
+                                            undecided_f = _grow1(undecided_f, n_u + 1)
                                         for z in range(width):
-                                            scratch[z] = scratch[z] if f_used[f, z] else -2
-                                        verdict = _verdict(
-                                            f, scratch, known_f, known_rows, known_value
-                                        )
-                                        if verdict == 2:
-                                            if n_u + 1 > undecided.shape[0]:
-                                                undecided = _grow(undecided, n_u + 1)
-                                                undecided_f = _grow1(undecided_f, n_u + 1)
-                                            for z in range(width):
-                                                undecided[n_u, z] = scratch[z]
-                                            undecided_f[n_u] = f
-                                            n_u += 1
-                                            verdict = 0
+                                            undecided[n_u, z] = scratch[z]
+                                        undecided_f[n_u] = f
+                                        n_u += 1
+                                        verdict = 0
                                     if verdict != 1:
                                         break
                                 if verdict != 1:
@@ -561,23 +659,37 @@ def run_partitions(
                 if n_hits and n_m + n_r - hit_bounds[0] > matches.shape[0]:
                     matches = _grow(matches, n_m + n_r - hit_bounds[0])
                     times = _grow(times, n_m + n_r - hit_bounds[0])
+                # the gap in front of this step, crossed unless the run iterates it
+                gap = _COLUMNS + 2 * step if n_gaps and runs[g, ITERATE] == 0 else -1
                 for h in range(n_hits):
                     first = hit_bounds[2 * h]
                     last = hit_bounds[2 * h + 1]
                     if step_kleene[step]:  # it may take the step again
                         n_g = _add_run(runs, n_g, g, step, 1, first_time, t, first, last - first)
-                    if step + 1 == n_steps:  # a match: its mappings, t1 and t2
+                        if gap >= 0:
+                            runs[n_g - 1, gap] = runs[g, LAST]
+                            runs[n_g - 1, gap + 1] = t
+                    if step + 1 == n_steps:  # a match: its mappings and times
                         for r in range(first, last):
                             for z in range(width):
                                 matches[n_m, z] = rows[r, z]
-                            times[n_m, 0] = first_time
-                            times[n_m, 1] = t
-                            times[n_m, 2] = q
+                            times[n_m, M_T1] = first_time
+                            times[n_m, M_T2] = t
+                            times[n_m, M_PART] = q
+                            times[n_m, M_END] = runs[g, END]
+                            for c in range(2 * n_gaps):
+                                times[n_m, M_GAPS + c] = runs[g, _COLUMNS + c]
+                            if gap >= 0:
+                                times[n_m, M_GAPS + 2 * step] = runs[g, LAST]
+                                times[n_m, M_GAPS + 2 * step + 1] = t
                             n_m += 1
                     else:  # a run that waits for the next step
                         n_g = _add_run(
                             runs, n_g, g, step + 1, 0, first_time, t, first, last - first
                         )
+                        if gap >= 0:
+                            runs[n_g - 1, gap] = runs[g, LAST]
+                            runs[n_g - 1, gap + 1] = t
                 if runs[g, T1] < 0:
                     strategy = STRICT
                 elif runs[g, ITERATE]:
@@ -616,3 +728,159 @@ def run_partitions(
         undecided_f[:n_u],
         undecided[:n_u],
     )
+
+
+@njit(cache=True)
+def absent(
+    m_rows: np.ndarray,
+    m_part: np.ndarray,
+    m_lo: np.ndarray,
+    m_hi: np.ndarray,
+    item_op_lo: np.ndarray,
+    item_op_hi: np.ndarray,
+    op_gpm: np.ndarray,
+    neg_lo: np.ndarray,
+    neg_hi: np.ndarray,
+    neg_time: np.ndarray,
+    neg_part: np.ndarray,
+    neg_rows: np.ndarray,
+    gpm_bind: np.ndarray,
+    gpm_nbind: np.ndarray,
+    gpm_f_lo: np.ndarray,
+    gpm_f_hi: np.ndarray,
+    f_lo: np.ndarray,
+    f_hi: np.ndarray,
+    f_mask: np.ndarray,
+    f_nmask: np.ndarray,
+    f_used: np.ndarray,
+    known_f: np.ndarray,
+    known_rows: np.ndarray,
+    known_value: np.ndarray,
+    ops: np.ndarray,
+    args: np.ndarray,
+    kind: np.ndarray,
+    numeric: np.ndarray,
+    number: np.ndarray,
+    exact: np.ndarray,
+    stored: np.ndarray,
+) -> tuple[Any, ...]:
+    """Which match mappings no negated BOp matches in its gap (SPAseq App. B, CQELS-CEP's
+    SEQ_WO, NO_HEAD, NO_TAIL): for mapping ``m`` and negated item ``i`` (a GPM, or a
+    conjunction of GPMs: ``item_op_lo..hi``), no instant in ``m_lo[m, i]..m_hi[m, i]``
+    (inclusive) where every operand has a solution on an event of the mapping's partition
+    (``neg_part`` -1: an event without a key, in every partition) compatible with it,
+    their FILTERs holding under it (Def. 7 under ``μ``) and the operands compatible
+    together (Def. 8). A negated GPM's solutions are ``neg_lo[g]..neg_hi[g]`` of
+    ``neg_*``, sorted by time. Returns the mask of kept mappings and the FILTER rows
+    no program nor verdict decided (then the mask is not final)."""
+    n_m = m_rows.shape[0]
+    width = m_rows.shape[1]
+    keep = np.ones(n_m, np.bool_)
+    most = 1
+    for i in range(item_op_lo.shape[0]):
+        most = max(most, item_op_hi[i] - item_op_lo[i])
+    stack = np.empty((most + 1, width), np.int32)  # the mapping joined operand by operand
+    merged = np.empty(width, np.int32)
+    scratch = np.empty(width, np.int32)
+    choice = np.empty(most, np.int64)
+    longest = 1
+    for f in range(f_lo.shape[0]):
+        longest = max(longest, f_hi[f] - f_lo[f])
+    ints = np.empty((longest, 4), np.int64)
+    floats = np.empty((longest, 4), np.float64)
+    undecided_f = np.empty(16, np.int64)
+    undecided = np.empty((16, width), np.int32)
+    n_u = 0
+    for m in range(n_m):
+        q = m_part[m]
+        for i in range(item_op_lo.shape[0]):
+            lo = m_lo[m, i]
+            hi = m_hi[m, i]
+            if lo > hi:
+                continue
+            o_lo = item_op_lo[i]
+            n_ops = item_op_hi[i] - o_lo
+            for z in range(width):
+                stack[0, z] = m_rows[m, z]
+            # the first operand's solutions in the gap, then the others' at the same instant
+            g0 = op_gpm[o_lo]
+            a = np.searchsorted(neg_time[neg_lo[g0] : neg_hi[g0]], lo) + neg_lo[g0]
+            choice[0] = a - 1
+            t = -1
+            x = 0
+            found = False
+            while x >= 0 and not found:
+                gi = op_gpm[o_lo + x]
+                c = choice[x] + 1
+                fitting = False
+                while c < neg_hi[gi]:
+                    at = neg_time[c]
+                    if (x == 0 and at > hi) or (x > 0 and at != t):
+                        break
+                    if neg_part[c] >= 0 and neg_part[c] != q:
+                        c += 1
+                        continue
+                    if not _merge(stack, x, neg_rows, c, gi, gpm_bind, gpm_nbind, stored, merged):
+                        c += 1
+                        continue
+                    for z in range(width):
+                        stack[x + 1, z] = merged[z]
+                    # its FILTERs under the match's mapping alone (Def. 8: each operand
+                    # is evaluated under X, then the pairs are joined)
+                    _merge(m_rows, m, neg_rows, c, gi, gpm_bind, gpm_nbind, stored, merged)
+                    verdict = 1
+                    for f in range(gpm_f_lo[gi], gpm_f_hi[gi]):
+                        verdict = _holds(
+                            f,
+                            m_rows,
+                            m,
+                            merged,
+                            scratch,
+                            f_lo,
+                            f_hi,
+                            f_mask,
+                            f_nmask,
+                            f_used,
+                            known_f,
+                            known_rows,
+                            known_value,
+                            ops,
+                            args,
+                            kind,
+                            numeric,
+                            number,
+                            exact,
+                            ints,
+                            floats,
+                        )
+                        if verdict == 2:
+                            if n_u + 1 > undecided.shape[0]:
+                                undecided = _grow(undecided, n_u + 1)
+                                undecided_f = _grow1(undecided_f, n_u + 1)
+                            for z in range(width):
+                                undecided[n_u, z] = scratch[z]
+                            undecided_f[n_u] = f
+                            n_u += 1
+                        if verdict != 1:
+                            break
+                    if verdict != 1:
+                        c += 1
+                        continue
+                    fitting = True
+                    break
+                if not fitting:
+                    x -= 1
+                    continue
+                choice[x] = c
+                if x == 0:
+                    t = neg_time[c]
+                if x + 1 == n_ops:
+                    found = True
+                    break
+                x += 1
+                g1 = op_gpm[o_lo + x]
+                choice[x] = np.searchsorted(neg_time[neg_lo[g1] : neg_hi[g1]], t) + neg_lo[g1] - 1
+            if found:
+                keep[m] = False
+                break
+    return keep, undecided_f[:n_u], undecided[:n_u]

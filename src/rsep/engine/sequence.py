@@ -19,6 +19,7 @@ says why another plan is not taken.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from rsep.algebra.events import (
     EventPattern,
     Gpm,
     KleenePlus,
+    Negation,
+    Optional,
     Sequence,
     Strategy,
     unwrap_bounds,
@@ -74,11 +77,11 @@ _STRATEGY = {
 
 _KINDS = {
     "KleenePlus": "Kleene+ (SPAseq Def. 13)",
-    "Negation": "a negation (SPAseq App. B)",
-    "Optional": "an optional step (SPAseq App. B)",
     "Conjunction": "a conjunction (SPAseq Def. 8)",
     "Disjunction": "a disjunction (SPAseq Def. 9)",
 }
+
+_PERMISSIVE = {Strategy.STRICT: 0, Strategy.SKIP_TILL_NEXT: 1, Strategy.SKIP_TILL_ANY: 2}
 
 
 @dataclass
@@ -94,9 +97,10 @@ class Stats:
 
 @dataclass(frozen=True)
 class _Step:
-    """A step of the sequence as the kernel runs it: its operands (indices of the query's
-    distinct GPMs), whether they form a conjunction (else one GPM or a disjunction),
-    whether it is Kleene+, the strategy in front of it and between its iterations."""
+    """A positive step of the sequence as the kernel runs it: its operands (indices of the
+    query's distinct GPMs), whether they form a conjunction (else one GPM or a
+    disjunction), whether it is Kleene+, the strategy in front of it and between its
+    iterations."""
 
     operands: tuple[int, ...]
     conjunction: bool
@@ -105,12 +109,59 @@ class _Step:
     again: Strategy
 
 
-_Read = tuple[tuple[Gpm, ...], tuple[_Step, ...], int | None, tuple[str, ...]]
+@dataclass(frozen=True)
+class _Negated:
+    """A negated BOp (SPAseq App. B.0.1): a GPM or a conjunction of GPMs (``operands``;
+    a negated disjunction is one item per operand) and the gap it stands in: before
+    positive step ``gap`` (0: CQELS-CEP's NO_HEAD), or after the last (NO_TAIL)."""
+
+    gap: int
+    operands: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """The sequence with each optional step read as present or as negated
+    (``⟦N?⟧ = ⟦N⟧ ∪ ⟦N!⟧``, App. B.0.2): its positive steps and negated items."""
+
+    steps: tuple[_Step, ...]
+    negated: tuple[_Negated, ...]
+
+    @property
+    def tail(self) -> bool:
+        return any(n.gap == len(self.steps) for n in self.negated)
+
+
+_Read = tuple[tuple[Gpm, ...], tuple[_Variant, ...], int | None, tuple[str, ...]]
+
+
+def _label(step: EventPattern) -> str:
+    return str(Sequence((step,), ()))[4:-1]
+
+
+def _gpm_operands(node: EventPattern, conjunction: bool) -> list[tuple[Gpm, ...]] | None:
+    """A negated BOp as items of GPMs (a disjunction: one item per operand), ``None``
+    when an operand is not a GPM."""
+    if isinstance(node, Gpm):
+        return [(node,)]
+    if isinstance(node, Disjunction) and not conjunction:
+        items: list[tuple[Gpm, ...]] = []
+        for operand in node.operands:
+            found = _gpm_operands(operand, False)
+            if found is None:
+                return None
+            items += found
+        return items
+    if isinstance(node, Conjunction) and all(isinstance(o, Gpm) for o in node.operands):
+        return [tuple(o for o in node.operands if isinstance(o, Gpm))]
+    return None
 
 
 def _steps(plan: Plan) -> _Read | str:
-    """The sequence's distinct GPMs, its steps, WITHIN and PARTITION BY, or why the
-    kernel does not run it."""
+    """The sequence's distinct GPMs, its variants (one per reading of its optional
+    steps), WITHIN and PARTITION BY, or why the kernel does not run it. A sequence the
+    definitions leave without meaning (every step negated; a negated last step without
+    WITHIN) is a :class:`UserError`, as for the oracle."""
     r2r = plan.r2r
     if isinstance(r2r, EventJoin) or not isinstance(r2r, EventPattern):
         return "the WHERE clause is not one SPAseq sequence expression"
@@ -123,42 +174,105 @@ def _steps(plan: Plan) -> _Read | str:
     else:
         steps, strategies = (core,), ()
     gpms: dict[Gpm, int] = {}
-    read: list[_Step] = []
+    choices: list[list[EventPattern]] = []
     for i, step in enumerate(steps):
-        inner = step.step if isinstance(step, KleenePlus) else step
+        if isinstance(step, Optional):
+            choices.append([step.step, Negation(step.step)])
+            step = step.step
+        else:
+            choices.append([step])
+        inner = step.step if isinstance(step, KleenePlus | Negation) else step
+        if isinstance(step, Negation):
+            items = _gpm_operands(inner, False)
+            if items is None:
+                return (
+                    f"step {i + 1} {_label(step)} negates what is not a GPM, a disjunction "
+                    "of GPMs or a conjunction of GPMs"
+                )
+            for item in items:
+                for g in item:
+                    gpms.setdefault(g, len(gpms))
+            continue
         operands = inner.operands if isinstance(inner, Conjunction | Disjunction) else (inner,)
         if not all(isinstance(o, Gpm) for o in operands):
-            label = str(Sequence((step,), ()))[4:-1]
             return (
-                f"step {i + 1} {label} is {_KINDS.get(type(step).__name__, 'not a GPM')}: "
+                f"step {i + 1} {_label(step)} is {_KINDS.get(type(step).__name__, 'not a GPM')}: "
                 "the compiled automaton takes steps that are a GPM, a conjunction or "
-                "disjunction of GPMs, or Kleene+ of one (negation and optional steps run on "
-                "the per-event engine)"
+                "disjunction of GPMs, or Kleene+ of one"
             )
-        front = strategies[i - 1] if i else Strategy.STRICT
-        again = front
-        if isinstance(step, KleenePlus):  # SPAseq Defs. 13-14, Fig. 5 and 10
-            again = step.strategy if step.strategy is not None else front
-        read.append(
-            _Step(
-                tuple(gpms.setdefault(o, len(gpms)) for o in operands if isinstance(o, Gpm)),
-                isinstance(inner, Conjunction),
-                isinstance(step, KleenePlus),
-                front,
-                again,
+        for o in operands:
+            if isinstance(o, Gpm):
+                gpms.setdefault(o, len(gpms))
+    variants: list[_Variant] = []
+    for chosen in itertools.product(*choices):
+        read: list[_Step] = []
+        negated: list[_Negated] = []
+        stretch: list[Strategy] = []
+        for i, step in enumerate(chosen):
+            if i:
+                stretch.append(strategies[i - 1])
+            if isinstance(step, Negation):
+                items = _gpm_operands(step.step, False)
+                assert items is not None
+                negated += [_Negated(len(read), tuple(gpms[g] for g in item)) for item in items]
+                continue
+            inner = step.step if isinstance(step, KleenePlus) else step
+            operands = inner.operands if isinstance(inner, Conjunction | Disjunction) else (inner,)
+            front = max(stretch, key=_PERMISSIVE.__getitem__) if read else Strategy.STRICT
+            again = front
+            if isinstance(step, KleenePlus):  # SPAseq Defs. 13-14, Fig. 5 and 10
+                again = step.strategy if step.strategy is not None else front
+            read.append(
+                _Step(
+                    tuple(gpms[o] for o in operands if isinstance(o, Gpm)),
+                    isinstance(inner, Conjunction),
+                    isinstance(step, KleenePlus),
+                    front,
+                    again,
+                )
             )
+            stretch = []
+        if read:
+            variants.append(_Variant(tuple(read), tuple(negated)))
+    if not variants:
+        raise UserError(f"{core} has no step that is not negated: no event would be matched")
+    if within is None and any(v.tail for v in variants):
+        raise UserError(
+            "a negated last step needs WITHIN: the match is only known once the window has "
+            "passed without the negated event (CQELS-CEP's NO_TAIL)"
         )
     distinct = tuple(gpms)
     if by:
-        first = [distinct[o] for o in read[0].operands]
-        bound = (
-            [frozenset().union(*(g.variables for g in first))]
-            if read[0].conjunction
-            else [g.variables for g in first]
-        )
-        if not all(set(by) <= variables for variables in bound):
-            return "PARTITION BY names a variable the first step does not bind"
-    return distinct, tuple(read), within, by
+        for variant in variants:
+            first = [distinct[o] for o in variant.steps[0].operands]
+            bound = (
+                [frozenset().union(*(g.variables for g in first))]
+                if variant.steps[0].conjunction
+                else [g.variables for g in first]
+            )
+            if all(set(by) <= variables for variables in bound):
+                continue
+            # keys then come from later events: exact when no GPM binding a key reads
+            # the run's bindings (its solutions alone are then its solutions in a run)
+            used = {o for step in variant.steps for o in step.operands}
+            if any(set(by) & distinct[o].variables and _reads_run(distinct[o]) for o in used):
+                return (
+                    "PARTITION BY names a variable the first step does not bind, and a GPM "
+                    "that binds it has a FILTER on another step's variables"
+                )
+    return distinct, tuple(variants), within, by
+
+
+def _reads_run(gpm: Gpm) -> bool:
+    """Whether a FILTER of ``gpm`` names a variable its patterns do not bind."""
+    from rsep.algebra.gpm import event_part
+
+    event = event_part(gpm)
+    if isinstance(event, str):
+        return True
+    patterns, filters = event
+    bound = pattern_variables(patterns) | gpm.variables
+    return any(expression_variables(f) - bound for f in filters)
 
 
 def columnar_reason(plan: Plan) -> str | None:
@@ -190,7 +304,7 @@ def describe(plan: Plan) -> str:
     plan = apply_profile(plan)
     read = _steps(plan)
     assert not isinstance(read, str)
-    gpms, steps, _, by = read
+    gpms, variants, _, by = read
     slots = _slots(gpms, by)
     lines = [
         "  columnar      yes: GPMs as joins over each batch, the sequence by the compiled automaton"
@@ -201,14 +315,31 @@ def describe(plan: Plan) -> str:
     else:
         lines.append("  partitions    one: no PARTITION BY")
     joiner = {True: " & ", False: " | "}
-    for i, step in enumerate(steps):
-        before = "" if i == 0 else f"{step.strategy.symbol} "
-        names = joiner[step.conjunction].join(gpms[o].name for o in step.operands)
-        if len(step.operands) > 1:
-            names = f"({names})"
-        if step.kleene:
-            names += f"+ (iterations {step.again.symbol})"
-        lines.append(f"  step {i + 1}        {before}{names}")
+    for v, variant in enumerate(variants):
+        if len(variants) > 1:
+            lines.append(
+                f"  variant {v + 1}     optional steps read as present or negated (App. B.0.2)"
+            )
+        for i, step in enumerate(variant.steps):
+            for n in variant.negated:
+                if n.gap == i:
+                    what = "before the first event (NO_HEAD)" if i == 0 else "between steps"
+                    names = " & ".join(gpms[o].name for o in n.operands)
+                    lines.append(f"  not           {names} {what}")
+            before = "" if i == 0 else f"{step.strategy.symbol} "
+            names = joiner[step.conjunction].join(gpms[o].name for o in step.operands)
+            if len(step.operands) > 1:
+                names = f"({names})"
+            if step.kleene:
+                names += f"+ (iterations {step.again.symbol})"
+            lines.append(f"  step {i + 1}        {before}{names}")
+        for n in variant.negated:
+            if n.gap == len(variant.steps):
+                names = " & ".join(gpms[o].name for o in n.operands)
+                lines.append(
+                    f"  not           {names} until the window ends (NO_TAIL): such matches "
+                    "are reported at the window's end"
+                )
     for gpm in gpms:
         compiled = compile_gpm(gpm, slots, TermDictionary())
         assert not isinstance(compiled, str)
@@ -361,6 +492,109 @@ class _Partitions:
         return self.start.reshape(-1, self.width)
 
 
+def _binds(gpms: tuple[Gpm, ...], step: _Step, by: tuple[str, ...]) -> bool:
+    """Whether every hit of ``step`` binds the ``PARTITION BY`` variables."""
+    first = [gpms[o] for o in step.operands]
+    if step.conjunction:
+        return set(by) <= frozenset().union(*(g.variables for g in first))
+    return all(set(by) <= g.variables for g in first)
+
+
+@dataclass
+class _Pending:
+    """Matches whose negations are not decided yet: their mappings, ``t1``, ``t2``, the
+    instant they are known at (``t2``, or the window's end after a negated last step),
+    partition, and per negated item the instants it must not match in (inclusive)."""
+
+    rows: np.ndarray
+    t1: np.ndarray
+    t2: np.ndarray
+    at: np.ndarray
+    part: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @classmethod
+    def empty(cls, width: int, items: int) -> _Pending:
+        no = np.zeros(0, np.int64)
+        return cls(
+            np.zeros((0, width), np.int32),
+            no,
+            no,
+            no,
+            no,
+            np.zeros((0, items), np.int64),
+            np.zeros((0, items), np.int64),
+        )
+
+    def join(self, other: _Pending) -> _Pending:
+        return _Pending(
+            *(np.concatenate([a, b]) for a, b in zip(self.parts(), other.parts(), strict=True))
+        )
+
+    def take(self, mask: np.ndarray) -> _Pending:
+        return _Pending(*(a[mask] for a in self.parts()))
+
+    def parts(self) -> tuple[np.ndarray, ...]:
+        return (self.rows, self.t1, self.t2, self.at, self.part, self.lo, self.hi)
+
+
+@dataclass
+class _Automaton:
+    """One variant of the sequence as the kernel runs it: its positive steps' arrays, its
+    negated items' operands and gaps, the runs carried between batches and the matches
+    waiting for their negations."""
+
+    variant: _Variant
+    op_lo: np.ndarray
+    op_hi: np.ndarray
+    conj: np.ndarray
+    kleene: np.ndarray
+    strategy: np.ndarray
+    again: np.ndarray
+    op_gpm: np.ndarray
+    op_stream: np.ndarray
+    item_lo: np.ndarray
+    item_hi: np.ndarray
+    item_gpm: np.ndarray
+    item_gap: np.ndarray
+    carried: automaton.Carried
+    pending: _Pending
+
+    @classmethod
+    def of(cls, variant: _Variant, query: SequenceQuery) -> _Automaton:
+        steps = variant.steps
+        lo = np.cumsum([0] + [len(x.operands) for x in steps[:-1]]).astype(np.int64)
+        items = variant.negated
+        item_lo = np.cumsum([0] + [len(n.operands) for n in items[:-1]]).astype(np.int64)
+        return cls(
+            variant,
+            lo,
+            lo + np.array([len(x.operands) for x in steps], np.int64),
+            np.array([x.conjunction for x in steps], np.bool_),
+            np.array([x.kleene for x in steps], np.bool_),
+            np.array([_STRATEGY[x.strategy] for x in steps], np.int8),
+            np.array([_STRATEGY[x.again] for x in steps], np.int8),
+            np.array([o for x in steps for o in x.operands], np.int64),
+            np.array(
+                [query.streams.index(query.gpms[o].stream) for x in steps for o in x.operands],
+                np.int32,
+            ),
+            item_lo[: len(items)],
+            item_lo[: len(items)] + np.array([len(n.operands) for n in items], np.int64),
+            np.array([o for n in items for o in n.operands], np.int64),
+            np.array([n.gap for n in items], np.int64),
+            automaton.Carried.empty(query.width, len(steps) if items else 0),
+            _Pending.empty(query.width, len(items)),
+        )
+
+    @property
+    def twice(self) -> bool:
+        """Whether a start run on a window boundary also runs in the window ending there
+        (a match of one positive step may pass its negations in one and not the other)."""
+        return bool(self.variant.negated) and len(self.variant.steps) == 1
+
+
 class SequenceQuery(IncrementalQuery):
     """A SPAseq plan on the columnar engine (module docstring), an incremental query
     (:class:`rsep.engine.query.IncrementalQuery`): :meth:`push` batches of events in time
@@ -373,7 +607,7 @@ class SequenceQuery(IncrementalQuery):
         if isinstance(read, str):
             raise UserError(f"the columnar engine does not evaluate this plan: {read}")
         super().__init__(plan, graphs)
-        self.gpms, self.steps, within, self.by = read
+        self.gpms, self.variants, within, self.by = read
         self.within = -1 if within is None else within
         self.t0 = plan.parameters.t0
         self.max_runs = plan.parameters.max_runs
@@ -396,16 +630,13 @@ class SequenceQuery(IncrementalQuery):
         self.compiled = tuple(compiled)
         self.streams = tuple(dict.fromkeys([*plan.dataset.streams, *(g.stream for g in self.gpms)]))
         self.limited = bool(plan.dataset.streams)
-        steps = self.steps
-        self.step_op_lo = np.cumsum([0] + [len(x.operands) for x in steps[:-1]]).astype(np.int64)
-        self.step_op_hi = self.step_op_lo + np.array([len(x.operands) for x in steps], np.int64)
-        self.step_conj = np.array([x.conjunction for x in steps], np.bool_)
-        self.step_kleene = np.array([x.kleene for x in steps], np.bool_)
-        self.step_strategy = np.array([_STRATEGY[x.strategy] for x in steps], np.int8)
-        self.step_again = np.array([_STRATEGY[x.again] for x in steps], np.int8)
-        self.op_gpm = np.array([o for x in steps for o in x.operands], np.int64)
-        self.op_stream = np.array(
-            [self.streams.index(self.gpms[o].stream) for x in steps for o in x.operands], np.int32
+        self.automata = tuple(_Automaton.of(v, self) for v in self.variants)
+        self.negations = any(v.negated for v in self.variants)
+        negated = sorted({o for v in self.variants for n in v.negated for o in n.operands})
+        self.negated_gpms = np.array(negated, np.int64)
+        # keys from later events: a partition found late sees the kept events without a key
+        self._replay = bool(self.by) and any(
+            not _binds(self.gpms, v.steps[0], self.by) for v in self.variants
         )
         self.matcher = GraphMatcher()
         self.kb: list[pa.Table | None] = []
@@ -429,9 +660,16 @@ class SequenceQuery(IncrementalQuery):
         self.forms = LiteralForms()
         self.output = Output(self.plan, answer_set=True)  # Def. 16: a union of sets
         self._every = self._every_instant()
-        self._carried = automaton.Carried.empty(self.width)
         self._held: _Chunk | None = None  # the latest instant's events, until complete
         self._last: int | None = None  # the latest instant evaluated
+        self._first: int | None = None  # the first instant (the window without WITHIN)
+        # the negated GPMs' solutions of the open windows, by GPM then time, with the
+        # partition of their event (-1: an event without a key, in every partition)
+        self._neg_gpm = np.zeros(0, np.int64)
+        self._neg_time = np.zeros(0, np.int64)
+        self._neg_part = np.zeros(0, np.int32)
+        self._neg_rows = np.zeros((0, self.width), np.int32)
+        self._keyless: _Chunk | None = None  # events without a key, for late partitions
 
     def _programs(self) -> None:
         """The deferred FILTERs of every GPM as one program table for the kernel."""
@@ -535,16 +773,18 @@ class SequenceQuery(IncrementalQuery):
         if self.watermark is None or t > self.watermark:
             self.watermark = t
         held = self._held
-        if held is None or held.time[0] > t:
-            return []
-        self._held = None
-        return self._evaluate(held)
+        out: list[Result] = []
+        if held is not None and held.time[0] <= t:
+            self._held = None
+            out = self._evaluate(held)
+        return out + self._report(t, np.zeros(0, np.int64))
 
     def finish(self, until: int | None = None) -> list[Result]:
         """End of input: the held instant; results after ``until`` are left out."""
         self._check_open()
         held, self._held = self._held, None
         out = self._evaluate(held) if held is not None else []
+        out += self._report(None, np.zeros(0, np.int64))
         self._finished = True
         return [r for r in out if until is None or r.time <= until]
 
@@ -575,7 +815,7 @@ class SequenceQuery(IncrementalQuery):
         if self._held is not None:
             chunk = _Chunk.join(self._held, chunk)
         order = np.argsort(chunk.time, kind="stable")
-        if self._last is not None and chunk.time[order[0]] < self._last:
+        if self._last is not None and chunk.time[order[0]] <= self._last:
             raise UserError(
                 f"an event at {chunk.time[order[0]]} came after one at {self._last}: events "
                 "must come in time order"
@@ -588,11 +828,20 @@ class SequenceQuery(IncrementalQuery):
 
     def _evaluate(self, chunk: _Chunk) -> list[Result]:
         """Whole instants through the automaton; their results."""
-        m_rows, t1, t2 = self._step(chunk)
+        self._step(chunk)
         self._last = int(chunk.time[-1])
-        instants = np.unique(chunk.time) if self._every else np.zeros(0, np.int64)
-        out = self._results(m_rows, t1, t2, instants)
-        self.output.forget(self._last + 1)  # no later match ends at or before it
+        return self._report(self._last, chunk.time)
+
+    def _report(self, upto: int | None, times: np.ndarray) -> list[Result]:
+        """The results of the matches known at or before ``upto`` (all: ``None``), their
+        negations decided, and of the evaluation instants ``times``."""
+        rows, t1, t2, at = self._release(upto)
+        instants = np.unique(times) if self._every else np.zeros(0, np.int64)
+        out = self._results(rows, t1, t2, at, instants)
+        # no later match ends at or before the last instant or a waiting one's t2
+        waiting = [a.pending.t2.min() for a in self.automata if len(a.pending.t2)]
+        if self._last is not None:
+            self.output.forget(min([self._last + 1, *waiting]))
         return out
 
     def __getstate__(self) -> dict[str, Any]:
@@ -674,21 +923,28 @@ class SequenceQuery(IncrementalQuery):
         )
         return pairs[:, 0], pairs[:, 1:]
 
-    def _keys(self, n: int, found: list[Solutions]) -> tuple[np.ndarray, np.ndarray]:
+    def _keys(
+        self, n: int, found: list[Solutions]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The (event, partition) pairs of a chunk of ``n`` events: those of the events'
-        keys, and an event without a key in every partition."""
+        keys, and an event without a key in every partition; then the keyed pairs alone
+        and which events have no key."""
         if not self.by:
-            return np.arange(n, dtype=np.int32), np.zeros(n, np.int32)
+            every = np.arange(n, dtype=np.int32)
+            return every, np.zeros(n, np.int32), every, np.zeros(n, np.int32), np.ones(n, bool)
         ev, keys = self._keyed(found)
         parts = self.partitions.add(keys) if len(keys) else np.zeros(0, np.int32)
         keyed = np.zeros(n, bool)
         keyed[ev] = True
         keyless = np.flatnonzero(~keyed).astype(np.int32)
         count = len(self.partitions.ids)
+        pe_ev, pe_part = ev, parts
         if len(keyless) and count:
-            ev = np.concatenate([ev, np.repeat(keyless, count)])
-            parts = np.concatenate([parts, np.tile(np.arange(count, dtype=np.int32), len(keyless))])
-        return ev, parts
+            pe_ev = np.concatenate([ev, np.repeat(keyless, count)])
+            pe_part = np.concatenate(
+                [parts, np.tile(np.arange(count, dtype=np.int32), len(keyless))]
+            )
+        return pe_ev, pe_part, ev, parts, ~keyed
 
     def _alone(self, i: int, rows: np.ndarray) -> np.ndarray:
         """Which solution rows of GPM ``i`` its deferred FILTERs keep with no run bindings
@@ -735,13 +991,133 @@ class SequenceQuery(IncrementalQuery):
         self._stored_ids = out
         return out
 
-    def _step(self, chunk: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One chunk of whole instants through the automaton, from the runs carried in:
-        the matches' mapping rows, ``t1`` and ``t2``."""
+    def _step(self, chunk: _Chunk) -> None:
+        """One chunk of whole instants through each variant's automaton, from the runs
+        carried in; the matches wait in ``pending`` until their negations are decided.
+        A partition found now first sees the kept events without a key of the windows
+        still open (:meth:`_late`)."""
         self.stats.events += len(chunk.time)
         chunk = _distinct_events(chunk)
+        if self._first is None:
+            self._first = int(chunk.time[0])
         found = self._solutions(chunk.batch(self.streams))
-        pe_event, pe_part = self._keys(len(chunk.time), found)
+        known = len(self.partitions.ids)
+        pe_event, pe_part, keyed_ev, keyed_part, keyless = self._keys(len(chunk.time), found)
+        if self.negations:
+            self._remember(chunk, found, keyed_ev, keyed_part, keyless)
+        if self._replay:
+            if len(self.partitions.ids) > known:
+                self._late(known, int(chunk.time[0]))
+            self._keep_keyless(chunk.take(np.flatnonzero(keyless)))
+        self._run(chunk, found, pe_event, pe_part, replay=False)
+
+    def _late(self, known: int, now: int) -> None:
+        """The partitions from ``known`` on are new: their runs over the kept events
+        without a key of the windows still open at ``now`` (choice 9: a partition holds
+        every event without a key, also those before its key appeared)."""
+        kept = self._keyless
+        if kept is None or len(kept.time) == 0:
+            return
+        if self.within >= 0:
+            k = (now - self.t0) // self.within
+            if k >= 1 and now == self.t0 + k * self.within:
+                k -= 1
+            kept = kept.take(np.flatnonzero(kept.time >= self.t0 + k * self.within))
+            if len(kept.time) == 0:
+                return
+        found = self._solutions(kept.batch(self.streams))
+        count = len(self.partitions.ids) - known
+        n = len(kept.time)
+        pe_event = np.repeat(np.arange(n, dtype=np.int32), count)
+        pe_part = np.tile(np.arange(known, known + count, dtype=np.int32), n)
+        self._run(kept, found, pe_event, pe_part, replay=True)
+
+    def _keep_keyless(self, chunk: _Chunk) -> None:
+        """Keep the events without a key of the windows a new partition may still use."""
+        kept = chunk if self._keyless is None else _Chunk.join(self._keyless, chunk)
+        if self.within >= 0 and len(kept.time):
+            kept = kept.take(np.flatnonzero(kept.time >= self._horizon(int(kept.time[-1]))))
+        if len(kept.time) > self.plan.parameters.max_window_events:
+            raise UserError(
+                f"{len(kept.time)} events without a PARTITION BY key are kept for partitions "
+                "not seen yet (each belongs to every partition), more than "
+                f"max_window_events = {self.plan.parameters.max_window_events}: add WITHIN, "
+                "or raise the limit (--set max_window_events=N)"
+            )
+        self._keyless = kept
+
+    def _horizon(self, t: int) -> int:
+        """The first instant a window open at ``t`` (or the one before, which a match of
+        one step on its boundary may use) can hold."""
+        return self.t0 + ((t - self.t0) // self.within - 1) * self.within
+
+    def _remember(
+        self,
+        chunk: _Chunk,
+        found: list[Solutions],
+        keyed_ev: np.ndarray,
+        keyed_part: np.ndarray,
+        keyless: np.ndarray,
+    ) -> None:
+        """Keep the negated GPMs' solutions on the chunk, each with its event's partitions
+        (-1 for an event without a key), for the gaps of the open windows."""
+        gpm = [self._neg_gpm]
+        time = [self._neg_time]
+        part = [self._neg_part]
+        rows = [self._neg_rows]
+        order = np.argsort(keyed_ev, kind="stable")
+        keyed_ev, keyed_part = keyed_ev[order], keyed_part[order]
+        for g in self.negated_gpms.tolist():
+            s = found[g]
+            if len(s.event) == 0:
+                continue
+            alone = keyless[s.event]  # in every partition
+            pick = [np.flatnonzero(alone)]
+            parts = [np.full(int(alone.sum()), -1, np.int32)]
+            if self.by:
+                keyed = np.flatnonzero(~alone)
+                lo = np.searchsorted(keyed_ev, s.event[keyed], "left")
+                hi = np.searchsorted(keyed_ev, s.event[keyed], "right")
+                counts = hi - lo
+                pick.append(np.repeat(keyed, counts))
+                starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
+                parts.append(keyed_part[starts + np.arange(counts.sum())].astype(np.int32))
+            at = np.concatenate(pick)
+            gpm.append(np.full(len(at), g, np.int64))
+            time.append(chunk.time[s.event[at]])
+            part.append(np.concatenate(parts))
+            rows.append(s.rows[at])
+        g_all = np.concatenate(gpm)
+        t_all = np.concatenate(time)
+        order = np.lexsort((t_all, g_all))
+        keep = order
+        if self.within >= 0 and len(t_all):
+            # the windows open at the chunk's first instant, and those of waiting matches
+            bound = min(
+                [self._horizon(int(chunk.time[0]))]
+                + [
+                    int(a.pending.at.min()) - self.within
+                    for a in self.automata
+                    if len(a.pending.at)
+                ]
+            )
+            keep = order[t_all[order] >= bound]
+        self._neg_gpm = g_all[keep]
+        self._neg_time = t_all[keep]
+        self._neg_part = np.concatenate(part)[keep]
+        self._neg_rows = np.concatenate(rows)[keep]
+
+    def _run(
+        self,
+        chunk: _Chunk,
+        found: list[Solutions],
+        pe_event: np.ndarray,
+        pe_part: np.ndarray,
+        *,
+        replay: bool,
+    ) -> None:
+        """The chunk's (event, partition) pairs through each variant's kernel, from the
+        runs carried in (``replay``: new partitions, from none, their runs added)."""
         order = np.lexsort((pe_event, chunk.time[pe_event], pe_part))
         pe_event, pe_part = pe_event[order], pe_part[order]
         n = len(chunk.time)
@@ -762,25 +1138,152 @@ class SequenceQuery(IncrementalQuery):
             ptr[j, 1:] = np.cumsum(counts) + offset
             ptr[j, 0] = offset
             offset += len(s.event)
-        sol = np.concatenate(tables) if offset else np.zeros((0, self.width), np.int32)
+        sol = np.ascontiguousarray(
+            np.concatenate(tables) if offset else np.zeros((0, self.width), np.int32)
+        )
+        for a in self.automata:
+            carried = a.carried
+            if replay:
+                carried = automaton.Carried.empty(self.width, carried.gaps)
+            while True:  # again while FILTER rows no program decides come up
+                stored = self._stored()
+                values = self.dictionary.values
+                out = automaton.run_partitions(
+                    ev_time,
+                    ev_stream,
+                    pe_event,
+                    pe_part,
+                    a.op_lo,
+                    a.op_hi,
+                    a.conj,
+                    a.kleene,
+                    a.strategy,
+                    a.again,
+                    a.op_gpm,
+                    a.op_stream,
+                    ptr,
+                    sol,
+                    self.gpm_bind,
+                    self.gpm_nbind,
+                    self.gpm_f_lo,
+                    self.gpm_f_hi,
+                    self.f_lo,
+                    self.f_hi,
+                    self.f_mask,
+                    self.f_nmask,
+                    self.f_used,
+                    self._known_f,
+                    self._known_rows,
+                    self._known_value,
+                    self.ops,
+                    self.args,
+                    values.kind,
+                    values.numeric,
+                    values.number,
+                    values.exact,
+                    stored,
+                    self.t0,
+                    self.within,
+                    a.twice and not replay,
+                    self.partitions.starts(),
+                    carried.runs,
+                    carried.rows,
+                    int(chunk.time[-1]),
+                    self.max_runs,
+                )
+                m_rows, times, runs, run_rows, status, _, open_f, open_rows = out
+                if len(open_f) == 0 or status != automaton.STATUS_OK:
+                    break
+                self._decide(open_f, open_rows)
+            if status == automaton.STATUS_TOO_MANY_RUNS:
+                raise UserError(
+                    f"more than max_runs = {self.max_runs} runs of the automaton are open at "
+                    "once: raise it (--set max_runs=N) or narrow the pattern (WITHIN, "
+                    "PARTITION BY)"
+                )
+            if replay:  # the new partitions come after the others
+                a.carried = automaton.Carried(
+                    np.concatenate([a.carried.runs, runs]),
+                    np.concatenate([a.carried.rows, run_rows]),
+                )
+                a.carried.runs[len(a.carried.runs) - len(runs) :, automaton.ROW_START] += len(
+                    a.carried.rows
+                ) - len(run_rows)
+            else:
+                a.carried = automaton.Carried(runs, run_rows)
+            self.stats.matches += len(m_rows)
+            a.pending = a.pending.join(self._pending(a, m_rows, times))
+        self.stats.partitions = len(self.partitions)
+
+    def _pending(self, a: _Automaton, rows: np.ndarray, times: np.ndarray) -> _Pending:
+        """A variant's matches with the instants each negated item must not match in:
+        from the window's start to before the first event (NO_HEAD), strictly between
+        the steps around it (SEQ_WO), after the last event to the window's end (NO_TAIL);
+        the window closed at both ends (Def. 16), the whole stream without WITHIN."""
+        t1 = times[:, automaton.M_T1]
+        t2 = times[:, automaton.M_T2]
+        end = times[:, automaton.M_END]
+        n_steps = len(a.variant.steps)
+        items = len(a.variant.negated)
+        lo = np.empty((len(rows), items), np.int64)
+        hi = np.empty((len(rows), items), np.int64)
+        begin = end - self.within if self.within >= 0 else np.full(len(rows), self._first or 0)
+        for i, item in enumerate(a.variant.negated):
+            if item.gap == 0:
+                lo[:, i], hi[:, i] = begin, t1 - 1
+            elif item.gap == n_steps:
+                lo[:, i], hi[:, i] = t2 + 1, end
+            else:
+                column = automaton.M_GAPS + 2 * item.gap
+                lo[:, i] = times[:, column] + 1
+                hi[:, i] = times[:, column + 1] - 1
+        at = end if a.variant.tail else t2
+        return _Pending(rows, t1, t2, at, times[:, automaton.M_PART], lo, hi)
+
+    def _release(self, upto: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The waiting matches known at or before ``upto`` (all: ``None``) that pass their
+        negations: mappings, ``t1``, ``t2`` and the instant they are known at."""
+        found: list[_Pending] = []
+        for a in self.automata:
+            ready = a.pending.at <= upto if upto is not None else np.ones(len(a.pending.at), bool)
+            if not ready.any():
+                continue
+            done = a.pending.take(ready)
+            a.pending = a.pending.take(~ready)
+            if a.variant.negated:
+                done = done.take(self._absent(a, done))
+            found.append(done)
+        if not found:
+            no = np.zeros(0, np.int64)
+            return np.zeros((0, self.width), np.int32), no, no, no
+        rows = np.concatenate([p.rows for p in found])
+        return (
+            rows,
+            np.concatenate([p.t1 for p in found]),
+            np.concatenate([p.t2 for p in found]),
+            np.concatenate([p.at for p in found]),
+        )
+
+    def _absent(self, a: _Automaton, done: _Pending) -> np.ndarray:
+        """Which of the matches ``done`` no negated item matches in its gap."""
+        n = len(self.gpms)
+        neg_lo = np.searchsorted(self._neg_gpm, np.arange(n), "left")
+        neg_hi = np.searchsorted(self._neg_gpm, np.arange(n), "right")
         while True:  # again while FILTER rows no program decides come up
-            stored = self._stored()
             values = self.dictionary.values
-            out = automaton.run_partitions(
-                ev_time,
-                ev_stream,
-                pe_event,
-                pe_part,
-                self.step_op_lo,
-                self.step_op_hi,
-                self.step_conj,
-                self.step_kleene,
-                self.step_strategy,
-                self.step_again,
-                self.op_gpm,
-                self.op_stream,
-                ptr,
-                np.ascontiguousarray(sol),
+            keep, open_f, open_rows = automaton.absent(
+                np.ascontiguousarray(done.rows),
+                done.part,
+                done.lo,
+                done.hi,
+                a.item_lo,
+                a.item_hi,
+                a.item_gpm,
+                neg_lo,
+                neg_hi,
+                self._neg_time,
+                self._neg_part,
+                np.ascontiguousarray(self._neg_rows),
                 self.gpm_bind,
                 self.gpm_nbind,
                 self.gpm_f_lo,
@@ -799,28 +1302,11 @@ class SequenceQuery(IncrementalQuery):
                 values.numeric,
                 values.number,
                 values.exact,
-                stored,
-                self.t0,
-                self.within,
-                self.partitions.starts(),
-                self._carried.runs,
-                self._carried.rows,
-                int(chunk.time[-1]),
-                self.max_runs,
+                self._stored(),
             )
-            m_rows, times, runs, run_rows, status, _, open_f, open_rows = out
-            if len(open_f) == 0 or status != automaton.STATUS_OK:
-                break
+            if len(open_f) == 0:
+                return np.asarray(keep, bool)
             self._decide(open_f, open_rows)
-        if status == automaton.STATUS_TOO_MANY_RUNS:
-            raise UserError(
-                f"more than max_runs = {self.max_runs} runs of the automaton are open at once: "
-                "raise it (--set max_runs=N) or narrow the pattern (WITHIN, PARTITION BY)"
-            )
-        self._carried = automaton.Carried(runs, run_rows)
-        self.stats.matches += len(m_rows)
-        self.stats.partitions = len(self.partitions)
-        return m_rows, times[:, 0], times[:, 1]
 
     def _decide(self, f: np.ndarray, rows: np.ndarray) -> None:
         """The exact verdicts of deferred FILTER rows no program decided (the values of the
@@ -842,23 +1328,34 @@ class SequenceQuery(IncrementalQuery):
         self._known_value = np.concatenate([self._known_value, verdicts])
 
     def _results(
-        self, m_rows: np.ndarray, t1: np.ndarray, t2: np.ndarray, instants: np.ndarray
+        self,
+        m_rows: np.ndarray,
+        t1: np.ndarray,
+        t2: np.ndarray,
+        at: np.ndarray,
+        instants: np.ndarray,
     ) -> list[Result]:
-        """The matches of whole instants through the query form and streaming operator,
-        instant by instant (``instants``: those that report without a new answer too)."""
+        """Matches through the query form and streaming operator, instant by instant
+        (``at``: when each is known; ``instants``: those that report without a new answer
+        too)."""
         names = [n for n in self.slots if not n.startswith("_:")]
         form = self.plan.form
-        if isinstance(form, Select) and not form.expressions and self.plan.r2s is R2S.ISTREAM:
+        if (
+            isinstance(form, Select)
+            and not form.expressions
+            and self.plan.r2s is R2S.ISTREAM
+            and not self.negations
+        ):
             return _selected_results(self, form, names, m_rows, t1, t2)
-        order = np.argsort(t2, kind="stable")
-        times = np.unique(np.concatenate([t2, instants]))
+        order = np.lexsort((t2, at))
+        times = np.unique(np.concatenate([at, instants]))
         out: list[Result] = []
-        at = 0
+        k = 0
         terms: dict[int, object] = {}
         for t in times:
             answers: list[Answer] = []
-            while at < len(order) and t2[order[at]] == t:
-                r = order[at]
+            while k < len(order) and at[order[k]] == t:
+                r = order[k]
                 mu = {}
                 for name in names:
                     ident = int(m_rows[r, self.slots[name]])
@@ -867,8 +1364,8 @@ class SequenceQuery(IncrementalQuery):
                         if term is None:
                             term = terms[ident] = self.dictionary.term(ident)
                         mu[name] = term
-                answers.append((Mu(mu), int(t1[r]), int(t)))  # type: ignore[arg-type]
-                at += 1
+                answers.append((Mu(mu), int(t1[r]), int(t2[r])))  # type: ignore[arg-type]
+                k += 1
             out += self.output.instant(int(t), answers, self.matcher)
         return out
 
