@@ -441,7 +441,9 @@ class TextIndex:
     kernels search without a Python object per text."""
 
     def __init__(self) -> None:
-        self.slots = np.full(1 << 12, -1, np.int32)
+        self.slots = np.full(1 << 12, -1, np.int64)
+        """Each used slot holds an entry's number and, above it, the top bits of its hash
+        (``_slot_of``), so a search reads one array before the candidate's bytes."""
         self.hashes = np.empty(1 << 11, np.uint64)
         self.starts = np.zeros((1 << 11) + 1, np.int64)
         """Entry ``e``'s bytes are ``arena`` bytes ``starts[e]`` to ``starts[e + 1]``."""
@@ -477,8 +479,8 @@ class TextIndex:
             arena[: len(self.arena)] = self.arena
             self.arena = arena
         if 2 * need > len(self.slots):
-            self.slots = np.full(1 << (2 * need).bit_length(), -1, np.int32)
-            rehash(self.slots, self.hashes, size)
+            self.slots = np.full(1 << (2 * need).bit_length(), -1, np.int64)
+            _rehash_tagged(self.slots, self.hashes, size)
         numbers, self.size = _insert(words, lo, hi, self.table(), size)
         return numbers
 
@@ -601,33 +603,39 @@ def recent_same(words: np.ndarray, lo: np.ndarray, hi: np.ndarray, i: int, depth
 
 
 @njit(inline="always")
+def _slot_of(entry: int, h: np.uint64) -> np.int64:
+    """A ``TextIndex`` slot's value: the entry's number (below 2**32) under the hash's top
+    31 bits."""
+    tagged: np.int64 = (np.int64(h >> np.uint64(33)) << np.int64(32)) | np.int64(entry)
+    return tagged
+
+
+@njit(inline="always")
 def _probe(
     words: np.ndarray,
     a: int,
     length: int,
     h: np.uint64,
     slots: np.ndarray,
-    hashes: np.ndarray,
     starts: np.ndarray,
     arena: np.ndarray,
 ) -> tuple[int, np.uint64]:
     """The number of the ``length`` bytes from byte ``a`` of ``words`` (hash ``h``) in a
     ``TextIndex`` (its arrays, ``TextIndex.table``), or -1, and the slot where the search
-    ended: a hash finds the candidates, bytes decide."""
+    ended: the hash's top bits find the candidates, bytes decide."""
     mask = np.uint64(slots.shape[0] - 1)
+    tag = np.int64(h >> np.uint64(33))
     slot = h & mask
     while True:
-        entry = slots[slot]
-        if entry < 0:
+        value = slots[slot]
+        if value < 0:
             return -1, slot
-        at = starts[entry]
-        if (
-            hashes[entry] == h
-            and starts[entry + 1] - at == length
-            and same_bytes(arena, at, words, a, length)
-        ):
-            found: int = entry
-            return found, slot
+        if value >> np.int64(32) == tag:
+            entry = value & np.int64(0xFFFFFFFF)
+            at = starts[entry]
+            if starts[entry + 1] - at == length and same_bytes(arena, at, words, a, length):
+                found: int = entry
+                return found, slot
         slot = (slot + np.uint64(1)) & mask
 
 
@@ -642,7 +650,7 @@ def _find(
     """The value of each byte string from ``lo[r, i]`` to ``hi[r, i]`` in a ``TextIndex``
     (``table``: its arrays), or -1 (rows of ``r`` first compared with the ``depths[r]`` rows
     before)."""
-    slots, hashes, starts, arena = table
+    slots, _, starts, arena = table
     out = np.empty(lo.shape, np.int32)
     for r in range(lo.shape[0]):
         row_lo = lo[r]
@@ -655,7 +663,7 @@ def _find(
             a = row_lo[i]
             length = row_hi[i] - a
             h = hash_bytes(words, a, length)
-            out[r, i] = _probe(words, a, length, h, slots, hashes, starts, arena)[0]
+            out[r, i] = _probe(words, a, length, h, slots, starts, arena)[0]
     return out
 
 
@@ -674,18 +682,29 @@ def _insert(
         a = lo[i]
         length = hi[i] - a
         h = hash_bytes(words, a, length)
-        found, slot = _probe(words, a, length, h, slots, hashes, starts, arena)
+        found, slot = _probe(words, a, length, h, slots, starts, arena)
         if found >= 0:
             numbers[i] = found
             continue
         at = starts[size]
         bytes_out[at : at + length] = bytes_in[a : a + length]
-        slots[slot] = size
+        slots[slot] = _slot_of(size, h)
         hashes[size] = h
         numbers[i] = size
         size += 1
         starts[size] = at + length
     return numbers, size
+
+
+@njit(cache=True, nogil=True)
+def _rehash_tagged(slots: np.ndarray, hashes: np.ndarray, size: int) -> None:
+    """Put the ``size`` entries of ``hashes`` in empty ``slots`` of a ``TextIndex``."""
+    mask = np.uint64(slots.shape[0] - 1)
+    for entry in range(size):
+        slot = hashes[entry] & mask
+        while slots[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        slots[slot] = _slot_of(entry, hashes[entry])
 
 
 @njit(cache=True, nogil=True)
