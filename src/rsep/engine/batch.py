@@ -1982,7 +1982,7 @@ class _Columns(_Assembly):
                 found = dictionary.encode(distinct)
             except ValueError:
                 return None
-            if dictionary.texts(found) != distinct.to_pylist():
+            if not dictionary.text_array(found).equals(distinct):
                 return None  # a spelling other than the canonical one
             ids[missing] = found[codes]
         s, p, o = ids
