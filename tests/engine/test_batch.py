@@ -19,7 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
 
-from rsep.engine.batch import STORE, TripleBatch, read_batches, split_ranges
+from rsep.engine.batch import (
+    STORE,
+    TripleBatch,
+    batches_of,
+    merge_batches,
+    read_batches,
+    split_ranges,
+)
 from rsep.engine.terms import TermDictionary
 from rsep.errors import BadRecords, InputError, OnError, UserError
 from rsep.rdf.event import Event
@@ -316,6 +323,27 @@ def test_store_dictionaries_that_repeat_a_text() -> None:
     assert dictionary.texts(piece.p) == [f"<{EX}p{k}>" for k in (1, 0, 2, 3, 4)]
     assert piece.codes is not None
     assert [piece.stream[code] for code in piece.codes.tolist()] == [streams[0]] * 2
+
+
+@SETTINGS
+@given(
+    sources=st.lists(event_lists(streams=2, max_size=8), min_size=1, max_size=3),
+    sizes=st.lists(st.integers(1, 4), min_size=3, max_size=3),
+)
+def test_merged_inputs_in_time_order(sources: list[list[Event]], sizes: list[int]) -> None:
+    """Inputs each in order of end time, merged: every event once, by end time, an
+    earlier input's first among events ending together, each with its own triples."""
+    dictionary = TermDictionary()
+    inputs = [sorted(events, key=lambda e: e.t_end) for events in sources]
+    merged = merge_batches(
+        [batches_of(events, dictionary, size) for events, size in zip(inputs, sizes, strict=False)]
+    )
+    got = [event for batch in merged for event in batch.events(dictionary)]
+    keyed = [(e.t_end, k, i, e) for k, events in enumerate(inputs) for i, e in enumerate(events)]
+    expected = [event for *_, event in sorted(keyed, key=lambda x: x[:3])]
+    assert [(e.stream, e.t_start, e.t_end, e.graph) for e in got] == [
+        (e.stream, e.t_start, e.t_end, e.graph) for e in expected
+    ]
 
 
 def test_event_store_from_the_converter(tmp_path: Path) -> None:

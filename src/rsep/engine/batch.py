@@ -220,15 +220,15 @@ def _in_time_order(parts: list[TripleBatch]) -> TripleBatch:
     """Batches of several inputs as one, their streams united, events in time order."""
     streams = tuple(dict.fromkeys(name for part in parts for name in part.streams))
     index = {name: i for i, name in enumerate(streams)}
-    offsets = np.cumsum([0] + [len(part) for part in parts[:-1]])
     end = np.concatenate([part.event_end for part in parts])
     order = np.argsort(end, kind="stable")
-    rank = np.empty(len(order), np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
-    triple_event = rank[
-        np.concatenate([p.triple_event + off for p, off in zip(parts, offsets, strict=True)])
-    ]
-    by_event = np.argsort(triple_event, kind="stable")
+    # an event's triples are one run of rows: the runs taken in the events' new order
+    counts = np.concatenate([np.bincount(p.triple_event, minlength=len(p)) for p in parts])
+    first = np.cumsum(counts) - counts
+    moved = counts[order]
+    by_event = np.repeat(first[order] - (np.cumsum(moved) - moved), moved)
+    by_event += np.arange(len(by_event))
+    triple_event = np.repeat(np.arange(len(order), dtype=np.int32), moved)
     remap = [np.array([index[n] for n in p.streams], np.int32) for p in parts]
     return TripleBatch(
         streams,
@@ -236,7 +236,7 @@ def _in_time_order(parts: list[TripleBatch]) -> TripleBatch:
         np.concatenate([p.event_start for p in parts])[order],
         end[order],
         np.concatenate([p.event_ordinal for p in parts])[order],
-        triple_event[by_event],
+        triple_event,
         np.concatenate([p.s for p in parts])[by_event],
         np.concatenate([p.p for p in parts])[by_event],
         np.concatenate([p.o for p in parts])[by_event],
