@@ -88,7 +88,7 @@ def test_spaseq_folder_live(spark: SparkSession, shared_data: Path, tmp_path: Pa
         ("negation", "queryNegation.q", "streamNegation.txt", 1),
     ],
 )
-def test_spaseq_folders_live_on_both_engines(
+def test_spaseq_folders_live_on_the_columnar_engine(
     spark: SparkSession,
     shared_data: Path,
     tmp_path: Path,
@@ -98,14 +98,13 @@ def test_spaseq_folders_live_on_both_engines(
     count: int,
 ) -> None:
     """The SPAseq folders taken by the file source: the columnar engine's partitions (fed
-    Arrow batches of term ids) for the sequences it takes, the per-event engine for the
-    negation; the oracle's answers either way (the counts derived by hand in
-    docs/semantics.md)."""
+    Arrow batches of term ids), negation included; the oracle's answers (the counts
+    derived by hand in docs/semantics.md)."""
     from rsep.engine.sequence import columnar_reason
 
     base = shared_data / "spaseq" / "tests" / folder
     plan = compiled((base / query).read_text(encoding="utf-8"))
-    assert (columnar_reason(plan) is None) == (folder != "negation")
+    assert columnar_reason(plan) is None
     live = start_live(
         spark, plan, base, tmp_path / "checkpoint", tmp_path / "out", glob=stream,
         available_now=True,

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from rsep.api.answers import Answers
 from rsep.api.driver import ENGINES, Incremental, check_engine
-from rsep.api.inputs import TABLE_COLUMNS, read_graphs, read_streams, static_graphs
+from rsep.api.inputs import read_graphs, read_streams, static_graphs
 from rsep.api.query import Query
+from rsep.spark.eventstore import TABLE_COLUMNS
 from rsep.spark.job import StreamInput
 
 __all__ = [

@@ -1,5 +1,5 @@
-"""The one driver loop: a plan evaluated over its inputs by the oracle, the engine in this
-process, or the engine in Spark tasks, and the incremental form an application feeds.
+"""A plan evaluated over its inputs by the oracle, the engine in this process, or the
+engine in Spark tasks, and the incremental form an application feeds.
 
 Every caller runs a query through here (``rsep run``, ``rsep bench``, the Python API):
 
@@ -7,15 +7,15 @@ Every caller runs a query through here (``rsep run``, ``rsep bench``, the Python
 - ``local``: the engine in this process. A plan the columnar engine takes
   (:class:`rsep.engine.sequence.SequenceQuery`) over stream files reads them straight into
   batches (:func:`rsep.engine.batch.read_batches`, merged in time order); any other plan
-  or input goes through :class:`Incremental` (:func:`rsep.engine.incremental_query`), fed
-  by :func:`drive`;
+  or input goes to :func:`rsep.engine.incremental_query`'s evaluator, fed by the one
+  driver loop (:func:`rsep.engine.query.drive`);
 - ``spark``: the engine in Spark tasks over stream files
   (:func:`rsep.spark.replay.run_streamed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,11 +23,13 @@ from pyoxigraph import Triple
 
 from rsep.algebra.plan import Plan
 from rsep.api.answers import Answers
-from rsep.api.inputs import Inputs, read_streams, static_graphs, table_of, write_store
+from rsep.api.inputs import Inputs, read_streams, static_graphs, table_of
+from rsep.engine.query import drive
 from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.results import Result
 from rsep.semantics.graph import Graph, TimeVaryingGraph
+from rsep.spark.eventstore import write_store
 from rsep.spark.job import StreamInput
 
 if TYPE_CHECKING:
@@ -39,9 +41,6 @@ if TYPE_CHECKING:
 ENGINES = ("reference", "local", "spark")
 """The engines a query runs on: the oracle, the incremental engine in this process, and the
 same engine inside Spark tasks."""
-
-BATCH_EVENTS = 1024
-"""Events pushed at a time by :func:`drive`."""
 
 
 def check_engine(name: str) -> None:
@@ -93,9 +92,11 @@ def evaluate(
         streams = read_streams(inputs.files or [], plan.parameters.time_unit)
         events = streams.events()
     if engine == "local":
-        incremental = Incremental(plan, static_graphs(graphs))
+        from rsep.engine import incremental_query
+
+        query = incremental_query(plan, static_graphs(graphs))
         ordered = sorted(events, key=lambda e: (e.t_end, e.t_start))
-        answers = drive(incremental, ordered, until, pushed=pushed)
+        answers = drive(query, ordered, until, pushed=pushed)
         return Answers(plan.form, answers, len(events), keep=keep)
     from rsep.semantics import evaluate as oracle
 
@@ -139,31 +140,8 @@ def run_files(
         )
         for item in inputs
     ]
-    results = query.run(merge_batches(sources), until)
+    results = list(drive(query, merge_batches(sources), until))
     return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows, keep)
-
-
-def drive(
-    incremental: Incremental,
-    events: Sequence[Event],
-    until: int | None = None,
-    batch: int = BATCH_EVENTS,
-    pushed: Callable[[int], None] | None = None,
-) -> Iterator[Result]:
-    """Feed ``events`` (in time order) to ``incremental`` and give its answers: pushed in
-    batches of ``batch``, the watermark advanced to each batch's last time once no later
-    event shares it, then ``finish(until)``; ``pushed`` hears the count pushed so far."""
-    if until is not None:  # an answer at t <= until reads no later event
-        events = [e for e in events if e.t_end <= until]
-    for start in range(0, len(events), batch):
-        chunk = events[start : start + batch]
-        yield from incremental.push(chunk)
-        if pushed is not None:
-            pushed(start + len(chunk))
-        following = events[start + batch] if start + batch < len(events) else None
-        if following is None or following.t_end > chunk[-1].t_end:
-            yield from incremental.advance(chunk[-1].t_end)  # nothing more comes at that time
-    yield from incremental.finish(until)
 
 
 class Incremental:
@@ -197,7 +175,7 @@ class Incremental:
 
     def push(self, events: Iterable[Event] | pa.Table | pd.DataFrame) -> list[Result]:
         """Take events in non-decreasing time, as objects or a table of triples
-        (:data:`rsep.api.inputs.TABLE_COLUMNS`, Arrow or pandas); the answers of every
+        (:data:`rsep.spark.eventstore.TABLE_COLUMNS`, Arrow or pandas); the answers of every
         instant they complete."""
         table = table_of(events)
         if table is None:

@@ -8,9 +8,9 @@ A query reads its streams from one of three kinds of data, all giving the same e
   every event of the file is on that stream);
 - :class:`~rsep.rdf.event.Event` objects (a list, a generator);
 - an Arrow table or a pandas DataFrame of triples in the event store's schema
-  (:data:`TABLE_COLUMNS`: one row per triple, terms in N-Triples syntax, the rows of one
-  event adjacent or told apart by ``event_id``). It is written to a temporary Parquet
-  event store and read by the store's readers, the one reader of that schema
+  (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`: one row per triple, terms in N-Triples
+  syntax, the rows of one event adjacent or told apart by ``event_id``). It is written to
+  a temporary Parquet event store and read by the store's readers, the one reader of that schema
   (:func:`rsep.engine.batch.read_batches` for the columnar engine, with no Python object
   per triple; :func:`rsep.spark.eventstore.read_store_events` for the others; Spark tasks).
 """
@@ -29,15 +29,11 @@ from rsep.errors import UserError
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.time import TimeUnit
 from rsep.semantics.graph import Graph, TimeVaryingGraph
+from rsep.spark.eventstore import write_store
 from rsep.spark.job import StreamInput
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-TABLE_COLUMNS = ("stream", "event_id", "t_start", "t_end", "s", "p", "o")
-"""The columns of a table of triples (the event store's, without its ``day`` partition):
-``t_start`` and ``t_end`` integers in the plan's time unit, the others strings; ``event_id``
-(an IRI or blank node in N-Triples syntax) may be left out or null."""
 
 GraphData: TypeAlias = Graph | TimeVaryingGraph | str | Path
 """A graph a query reads: a set of triples, a time-varying graph, or a file (Turtle,
@@ -107,36 +103,6 @@ def table_of(data: object) -> pa.Table | None:
         if isinstance(data, pd.DataFrame):
             return pa.Table.from_pandas(data, preserve_index=False)
     return None
-
-
-def write_store(table: pa.Table, folder: Path) -> Path:
-    """Write a table of triples (:data:`TABLE_COLUMNS`) as a one-file event store in
-    ``folder``; its path. A missing column or a null term is a :class:`UserError`."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    missing = [c for c in TABLE_COLUMNS if c != "event_id" and c not in table.column_names]
-    if missing:
-        raise UserError(
-            f"a table of triples needs the columns {', '.join(TABLE_COLUMNS)} (event_id may "
-            f"be left out); missing: {', '.join(missing)}"
-        )
-    columns = []
-    for name in TABLE_COLUMNS:
-        kind = pa.int64() if name.startswith("t_") else pa.string()
-        if name not in table.column_names:
-            columns.append(pa.nulls(table.num_rows, kind))
-            continue
-        column = table.column(name)
-        if name != "event_id" and column.null_count:
-            raise UserError(f"a table of triples has a null in column {name}")
-        try:
-            columns.append(column.cast(kind))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise UserError(f"column {name} of a table of triples: {exc}") from None
-    path = folder / "events.parquet"
-    pq.write_table(pa.table(columns, names=list(TABLE_COLUMNS)), path)
-    return path
 
 
 def read_streams(

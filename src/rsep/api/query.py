@@ -25,6 +25,8 @@ from rsep.lang.dialects import Dialect
 from rsep.rdf.event import StreamSet
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from rsep.api.live import Live
     from rsep.semantics.check import Verdict
 
@@ -113,7 +115,7 @@ class Query:
         """The answers over ``data``: stream files (a path, ``"IRI=FILE"``, a
         :class:`rsep.spark.job.StreamInput`, a mapping of stream IRIs to files, or a list
         of these), events (:class:`rsep.rdf.event.Event`), or an Arrow table or pandas
-        DataFrame of triples (:data:`rsep.api.inputs.TABLE_COLUMNS`); ``graphs`` by IRI
+        DataFrame of triples (:data:`rsep.spark.eventstore.TABLE_COLUMNS`); ``graphs`` by IRI
         (files, sets of triples, time-varying graphs). ``engine``: ``local`` (the engine in
         this process), ``reference`` (the oracle) or ``spark`` (stream files and tables;
         ``master`` its Spark master). ``until`` is the last instant evaluated, ``start``
@@ -128,6 +130,27 @@ class Query:
             master=master,
             pushed=pushed,
         )
+
+    def transform(
+        self,
+        frame: DataFrame,
+        graphs: Mapping[str, GraphData] | None = None,
+        *,
+        until: int | None = None,
+        partitions: int | None = None,
+    ) -> DataFrame:
+        """The answers over a Spark DataFrame of triples (the event store's columns,
+        :data:`rsep.spark.eventstore.TABLE_COLUMNS`) as a Spark DataFrame, computed by
+        Spark tasks when the user's job runs (:func:`rsep.spark.frame.transform`): a
+        DataFrame in time order for a batch DataFrame, a streaming DataFrame (append mode)
+        for a streaming one. So ``frame.transform(query.transform)`` composes with the rest
+        of a PySpark job. ``graphs`` as :meth:`run` takes them (static); ``until`` the last
+        instant evaluated (batch); ``partitions`` the engine partitions (default
+        ``spark.sql.shuffle.partitions``)."""
+        from rsep.spark.frame import transform
+
+        static = static_graphs(read_graphs(graphs))
+        return transform(self.plan, frame, static, until=until, partitions=partitions)
 
     def incremental(self, graphs: Mapping[str, GraphData] | None = None) -> Incremental:
         """The query on the engine in this process, fed as events arrive

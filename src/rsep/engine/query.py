@@ -24,8 +24,10 @@ Results are :mod:`rsep.rdf.results` values, equal to the oracle's
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
+import numpy as np
 from pyoxigraph import Triple
 
 from rsep.algebra.events import (
@@ -41,7 +43,14 @@ from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 
-__all__ = ["IncrementalQuery", "InstantQuery", "incremental_query"]
+if TYPE_CHECKING:
+    from rsep.engine.batch import TripleBatch
+    from rsep.engine.sequence import SequenceQuery
+
+__all__ = ["BATCH_EVENTS", "IncrementalQuery", "InstantQuery", "drive", "incremental_query"]
+
+BATCH_EVENTS = 1024
+"""Events :func:`drive` pushes at a time when it is given events one by one."""
 
 
 class IncrementalQuery(ABC):
@@ -136,12 +145,13 @@ def incremental_query(
 ) -> IncrementalQuery:
     """The engine's evaluator of ``plan``, by the language its operators belong to (as
     ``rsep.semantics.evaluate.event_evaluation`` picks the oracle's): SPAseq sequences on
-    the columnar engine (:class:`rsep.engine.sequence.SequenceQuery`; those with negated or
-    optional steps as per-event NFAs, :mod:`rsep.engine.nfa_runtime`), RSEP-QL MATCH with
-    its selection and consumption policies (:mod:`rsep.engine.rsepql`), CQELS-CEP and
-    EP-SPARQL interval operators (:mod:`rsep.engine.cqelscep`, :mod:`rsep.engine.epsparql`),
-    RSP-QL graph patterns over windows on incremental window state
-    (:mod:`rsep.engine.continuous`)."""
+    the columnar engine (:class:`rsep.engine.sequence.SequenceQuery`, negated and optional
+    steps included), and only those with a GPM that is not a basic graph pattern (BIND,
+    OPTIONAL or UNION inside a GPM) as per-event NFAs (:mod:`rsep.engine.nfa_runtime`);
+    RSEP-QL MATCH with its selection and consumption policies (:mod:`rsep.engine.rsepql`),
+    CQELS-CEP and EP-SPARQL interval operators (:mod:`rsep.engine.cqelscep`,
+    :mod:`rsep.engine.epsparql`), RSP-QL graph patterns over windows on incremental window
+    state (:mod:`rsep.engine.continuous`)."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery, columnar_reason
 
@@ -173,3 +183,101 @@ def incremental_query(
         f"the engine does not evaluate a plan whose r2r is {type(root).__name__}; "
         "use --engine reference"
     )
+
+
+def drive(
+    query: IncrementalQuery,
+    events: Iterable[Event | TripleBatch],
+    until: int | None = None,
+    *,
+    watermark: int | None = None,
+    finish: bool = True,
+    batch: int = BATCH_EVENTS,
+    pushed: Callable[[int], None] | None = None,
+) -> Iterator[Result]:
+    """The one driver loop (the API, Spark's replay tasks and live state): feed ``query``
+    ``events`` in time order, as objects (pushed ``batch`` at a time) or
+    :class:`~rsep.engine.batch.TripleBatch`es (pushed as they come, to the columnar
+    engine), and give its answers as they become final. Before each push the watermark
+    moves to just before its first event (every earlier instant is complete); nothing
+    after ``until`` is read (an answer at ``t <= until`` reads no later event). At the
+    end the watermark moves to ``watermark`` when given, and with ``finish`` the input
+    ends at ``until``. ``pushed`` hears the count of events pushed so far."""
+    count = 0
+    last: int | None = None
+    for chunk in _chunks(events, until, batch):
+        first = _first_time(chunk)
+        if last is not None and first > last:
+            yield from query.advance(first - 1)
+        yield from query.push(chunk) if isinstance(chunk, list) else _columnar(query).push(chunk)
+        count += len(chunk)
+        if pushed is not None:
+            pushed(count)
+        last = _last_time(chunk)
+    if watermark is not None:
+        yield from query.advance(watermark)
+    if finish:
+        yield from query.finish(until)
+
+
+def _chunks(
+    events: Iterable[Event | TripleBatch], until: int | None, size: int
+) -> Iterator[list[Event] | TripleBatch]:
+    """The non-empty pushes of :func:`drive`: events gathered ``size`` at a time, batches
+    as they are, both cut at the first event after ``until``."""
+    if size < 1:
+        raise UserError(f"a push needs at least one event, not {size}")
+    chunk: list[Event] = []
+    for item in events:
+        if isinstance(item, Event):
+            if until is not None and item.t_end > until:
+                break
+            chunk.append(item)
+            if len(chunk) >= size:
+                yield chunk
+                chunk = []
+            continue
+        if chunk:
+            yield chunk
+            chunk = []
+        if until is not None and len(item) and int(item.event_end.max()) > until:
+            head = _before(item, until)
+            if len(head):
+                yield head
+            break
+        if len(item):
+            yield item
+    if chunk:
+        yield chunk
+
+
+def _columnar(query: IncrementalQuery) -> SequenceQuery:
+    """``query``, which takes :class:`~rsep.engine.batch.TripleBatch`es: the columnar
+    engine's (batches hold term ids of its dictionary)."""
+    from rsep.engine.sequence import SequenceQuery
+
+    if not isinstance(query, SequenceQuery):
+        raise TypeError(f"{type(query).__name__} takes events, not batches of term ids")
+    return query
+
+
+def _before(batch: TripleBatch, until: int) -> TripleBatch:
+    """The events of ``batch`` at or before ``until``, in time order."""
+    from rsep.engine.batch import _in_time_order, _split
+
+    ordered = _in_time_order([batch])
+    return _split(ordered, int(np.searchsorted(ordered.event_end, until, side="right")))[0]
+
+
+def _first_time(chunk: list[Event] | TripleBatch) -> int:
+    """The time of the earliest event of a push."""
+    if isinstance(chunk, list):
+        return min(event.t_end for event in chunk)
+    return int(chunk.event_end.min())
+
+
+def _last_time(chunk: list[Event] | TripleBatch) -> int:
+    """The time of the latest event of a push."""
+    if isinstance(chunk, list):
+        return max(event.t_end for event in chunk)
+    return int(chunk.event_end.max())

@@ -68,6 +68,7 @@ from rsep.engine.batch import (
     split_ranges,
     store_files,
 )
+from rsep.engine.query import drive
 from rsep.engine.sequence import SequenceQuery, columnar_reason
 from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PIECE_SCHEMA",
     "ReaderTerms",
+    "columnar_frame",
     "columnar_replay",
     "on_stream",
     "piece_frame",
@@ -162,6 +164,91 @@ def columnar_replay(
     frame = piece_frame(spark, listing, scheme, static, until, batch_events)
     answers = merged(_evaluate(frame, scheme, static, until, batch_events), scheme.partitioned)
     return Job(stream_answers(answers), scheme)
+
+
+def columnar_frame(
+    frame: DataFrame,
+    scheme: Scheme,
+    graphs: Mapping[str, frozenset[Triple]],
+    until: int | None = None,
+    batch_events: int = _EVENTS_PER_BATCH,
+) -> DataFrame:
+    """The merged answers (:func:`rsep.spark.job.merged`) of ``scheme``'s plan over a
+    DataFrame of triples (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`), lazily: the rows
+    ranged by time over ``spark.sql.shuffle.partitions`` read tasks (the rows of one
+    event in one task), each reading its rows as the event store's reader does, then
+    routed and evaluated as stream files are (module docstring, 2-4)."""
+    from pyspark.sql import functions as F
+
+    if until is not None:
+        frame = frame.where(F.col("t_end") <= until)
+    slots = shuffle_partitions(frame.sparkSession)
+    ordered = frame.repartitionByRange(slots, "t_end").sortWithinPartitions(
+        "t_end", "t_start", "stream", "event_id"
+    )
+    run = _table_task(scheme, graphs, until, batch_events)
+    pieces = ordered.mapInArrow(run, PIECE_SCHEMA)
+    return merged(_evaluate(pieces, scheme, graphs, until, batch_events), scheme.partitioned)
+
+
+def _table_task(
+    scheme: Scheme,
+    graphs: Mapping[str, frozenset[Triple]],
+    until: int | None,
+    batch_events: int,
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each read task of :func:`columnar_frame` runs over its rows (sorted by
+    time): the whole instants of about ``batch_events`` rows at a time written as a
+    one-file event store and read back by :func:`~rsep.engine.batch.read_batches`, the
+    one reader of that schema; the events routed into pieces (module docstring, 2). The
+    task is its own reader, named by its Spark partition."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from rsep.spark.eventstore import write_store
+
+        context = TaskContext.get()
+        reader = context.partitionId() if context is not None else 0
+        with marked_errors():
+            router = _Router(scheme, graphs, until)
+            seq = 0
+            for rows in _instants(batches, batch_events):
+                folder = Path(tempfile.mkdtemp(prefix="rsep-rows-", dir=_LINKS))
+                try:
+                    store = write_store(rows, folder)
+                    read = read_batches(store, None, router.dictionary, batch_events=batch_events)
+                    for batch in read:
+                        yield from router.rows(batch, reader, seq, reader)
+                        seq += 1
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+
+    return run
+
+
+def _instants(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Table]:
+    """Rows sorted by time as tables of whole instants (every row of a time in one table,
+    so every row of an event), each of at least ``rows`` rows but the last."""
+    held: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        held.append(batch)
+        count += batch.num_rows
+        if count < rows:
+            continue
+        table = pa.Table.from_batches(held)
+        end = table.column("t_end").to_numpy()
+        cut = int(np.searchsorted(end, end[-1], side="left"))
+        if cut == 0:
+            continue
+        yield table.slice(0, cut)
+        held = table.slice(cut).to_batches()
+        count = table.num_rows - cut
+    if held:
+        yield pa.Table.from_batches(held)
 
 
 def _static(graphs: Mapping[str, Any]) -> dict[str, frozenset[Triple]] | None:
@@ -268,12 +355,7 @@ def _read_task(
                 task = group[0][0]
                 read = _file_batches(group, router.dictionary, unit, batch_events)
                 for seq, batch in enumerate(read):
-                    out = router.pieces(batch, task, seq, reader)
-                    if out.num_rows:
-                        terms = router.terms(reader)
-                        if terms is not None:
-                            yield terms
-                        yield out
+                    yield from router.rows(batch, task, seq, reader)
 
     return run
 
@@ -394,6 +476,18 @@ class _Router:
             pa.nulls(count, pa.binary()),
         ]
         return pa.RecordBatch.from_arrays(columns, schema=_piece_schema())
+
+    def rows(
+        self, batch: TripleBatch, task: int, seq: int, reader: int
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows a read batch sends (:data:`PIECE_SCHEMA`): the texts of the ids it
+        added to the dictionary, then its pieces; nothing when no event goes on."""
+        out = self.pieces(batch, task, seq, reader)
+        if out.num_rows:
+            terms = self.terms(reader)
+            if terms is not None:
+                yield terms
+            yield out
 
     def pieces(self, batch: TripleBatch, task: int, seq: int, reader: int) -> pa.RecordBatch:
         """The batch's events as pieces: a row per partition they go to, holding them all
@@ -584,7 +678,7 @@ def _engine_task(
             for part, group in groupby(_slices(batches), key=lambda item: item[0]):
                 query = SequenceQuery(scheme.plan, graphs)
                 merge = _Merge(ReaderTerms(query.dictionary), batch_events)
-                results = query.run(merge.batches(rows for _, rows in group), until)
+                results = drive(query, merge.batches(rows for _, rows in group), until)
                 output = PartitionOutput(scheme, part)
                 found: list[AnswerRow] = [
                     answer_row(r, part, seq) for seq, r in enumerate(output.take(results))

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, RdfFormat, Triple, parse
 
-from rsep.engine.batch import store_files
 from rsep.errors import UserError
 from rsep.rdf.event import Event, EventId
 from rsep.rdf.formats.ntriples import TermTexts, name_term
@@ -24,6 +23,11 @@ if TYPE_CHECKING:
 
 COLUMNS = ("stream", "day", "event_id", "t_start", "t_end", "s", "p", "o")
 
+TABLE_COLUMNS = ("stream", "event_id", "t_start", "t_end", "s", "p", "o")
+"""The columns of a table of triples (the event store's, without its ``day`` partition):
+``t_start`` and ``t_end`` integers in the plan's time unit, the others strings; ``event_id``
+(an IRI or blank node in N-Triples syntax) may be left out or null."""
+
 
 def arrow_schema() -> pa.Schema:
     """The store's Arrow schema (one row per triple; terms in N-Triples syntax)."""
@@ -32,6 +36,36 @@ def arrow_schema() -> pa.Schema:
     return pa.schema(
         [(name, pa.int64() if name.startswith("t_") else pa.string()) for name in COLUMNS]
     )
+
+
+def write_store(table: pa.Table, folder: Path) -> Path:
+    """Write a table of triples (:data:`TABLE_COLUMNS`) as a one-file event store in
+    ``folder``; its path. A missing column or a null term is a :class:`UserError`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    missing = [c for c in TABLE_COLUMNS if c != "event_id" and c not in table.column_names]
+    if missing:
+        raise UserError(
+            f"a table of triples needs the columns {', '.join(TABLE_COLUMNS)} (event_id may "
+            f"be left out); missing: {', '.join(missing)}"
+        )
+    columns = []
+    for name in TABLE_COLUMNS:
+        kind = pa.int64() if name.startswith("t_") else pa.string()
+        if name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, kind))
+            continue
+        column = table.column(name)
+        if name != "event_id" and column.null_count:
+            raise UserError(f"a table of triples has a null in column {name}")
+        try:
+            columns.append(column.cast(kind))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise UserError(f"column {name} of a table of triples: {exc}") from None
+    path = folder / "events.parquet"
+    pq.write_table(pa.table(columns, names=list(TABLE_COLUMNS)), path)
+    return path
 
 
 def read_store(spark: SparkSession, path: Path, stream: str | None = None) -> DataFrame:
@@ -77,6 +111,8 @@ def read_store_events(path: Path) -> Iterator[Event]:
     second or two), the stream taken from the ``stream=`` folder as Hive names it.
     """
     import pyarrow.parquet as pq
+
+    from rsep.engine.batch import store_files
 
     if not path.exists():
         raise UserError(f"no event store at {path}")

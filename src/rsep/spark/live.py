@@ -26,13 +26,14 @@ The streaming job, step by step:
 4. **State**: ``applyInPandasWithState`` keyed by partition, with the RocksDB state store
    provider; the state is the pickled evaluator, its
    :class:`~rsep.spark.partition.PartitionOutput` and the rows of the events not yet
-   final. The evaluator is the columnar engine (:class:`rsep.engine.sequence.
-   SequenceQuery`, pushed :class:`~rsep.engine.batch.TripleBatch`es whose term texts are
-   encoded a distinct text at a time) for the plans it takes, else the per-event engine
-   (:func:`rsep.engine.incremental_query`, pushed events). At each trigger a partition
-   takes its new rows, pushes the events before the watermark in time order, advances the
-   evaluator to it and returns the answers that became final; an event-time timeout one
-   past the watermark calls it again when the watermark moves.
+   final. The evaluator is :func:`rsep.engine.incremental_query`'s: the columnar engine
+   (:class:`rsep.engine.sequence.SequenceQuery`) is pushed
+   :class:`~rsep.engine.batch.TripleBatch`es whose term texts are encoded a distinct
+   text at a time, the others events. At each trigger a partition takes its new rows and
+   the one driver loop (:func:`rsep.engine.query.drive`, without ``finish``) pushes the
+   events before the watermark in time order and advances the evaluator to it; the
+   answers that became final are returned. An event-time timeout one past the watermark
+   calls it again when the watermark moves.
 5. **Sink** (:mod:`rsep.spark.sink`): each micro-batch's answers, in time order, to
    ``batch-<id>.jsonl`` in an output folder, appended to a JSON Lines file or standard
    output, or produced to a Kafka topic. A batch replayed after a crash has the same id,
@@ -62,7 +63,8 @@ from pyoxigraph import RdfFormat, parse
 from rsep.algebra.plan import Plan, explain
 from rsep.engine import incremental_query
 from rsep.engine.batch import TripleBatch
-from rsep.engine.sequence import SequenceQuery, columnar_reason
+from rsep.engine.query import drive
+from rsep.engine.sequence import SequenceQuery
 from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
 from rsep.rdf.event import Event
@@ -78,11 +80,11 @@ from rsep.spark.source import FolderSource, Source, source_of
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.state import GroupState
 
-__all__ = ["EVENT_SCHEMA", "LiveQuery", "read_output", "start_live"]
+__all__ = ["EVENT_SCHEMA", "EventRows", "LiveQuery", "evaluated", "read_output", "start_live"]
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 EVENT_SCHEMA = (
@@ -118,14 +120,10 @@ def _parse_task(
     stream = source.stream
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
-
         from rsep.spark.job import marked_errors
 
-        names = ("stream", "ev", "event_id", "t_start", "t_end", "s", "p", "o", "part", "tick")
         for batch in batches:
-            columns: dict[str, list[Any]] = {name: [] for name in names}
-            latest: int | None = None
+            rows = EventRows(vocab, router)
             records = zip(
                 batch.column("name").to_pylist(), batch.column("value").to_pylist(), strict=True
             )
@@ -134,33 +132,59 @@ def _parse_task(
                     for ordinal, event in enumerate(source.events(name, value, time_unit)):
                         if stream is not None and event.stream != stream:
                             event = Event(stream, event.t_start, event.t_end, event.graph, event.id)
-                        latest = event.t_end if latest is None else max(latest, event.t_end)
-                        kept = _kept(vocab, event)
-                        if kept is None:
-                            continue
-                        triples = list(kept.graph)
-                        terms = [
-                            [str(t.subject) for t in triples],
-                            [str(t.predicate) for t in triples],
-                            [str(t.object) for t in triples],
-                        ]
-                        for part in router.parts(kept):
-                            columns["stream"].append(kept.stream)
-                            columns["ev"].append(f"{name}#{ordinal:09d}")
-                            columns["event_id"].append("" if kept.id is None else str(kept.id))
-                            columns["t_start"].append(kept.t_start)
-                            columns["t_end"].append(kept.t_end)
-                            for name, texts in zip(("s", "p", "o"), terms, strict=True):
-                                columns[name].append(texts)
-                            columns["part"].append(part)
-                            columns["tick"].append(False)
-            if latest is not None:
-                tick: tuple[Any, ...] = ("", "", "", latest, latest, [], [], [], 0, True)
-                for name, value in zip(names, tick, strict=True):
-                    columns[name].append(value)
-            yield pa.RecordBatch.from_pydict(columns, schema=_event_arrow_schema())
+                        rows.add(event, f"{name}#{ordinal:09d}")
+            yield rows.batch()
 
     return run
+
+
+class EventRows:
+    """Rows :data:`EVENT_SCHEMA` of the events of one Arrow batch of records (module
+    docstring, 2): each event as the engine gets it (:func:`_kept`) once per partition it
+    goes to, and a tick row at the latest time."""
+
+    def __init__(self, vocab: Vocabulary | None, router: Router) -> None:
+        self.vocab = vocab
+        self.router = router
+        self.columns: dict[str, list[Any]] = {name: [] for name in _EVENT_NAMES}
+        self.latest: int | None = None
+
+    def add(self, event: Event, ev: str) -> None:
+        """The rows of ``event``, named ``ev`` (unique among the events)."""
+        self.latest = event.t_end if self.latest is None else max(self.latest, event.t_end)
+        kept = _kept(self.vocab, event)
+        if kept is None:
+            return
+        triples = list(kept.graph)
+        terms = [
+            [str(t.subject) for t in triples],
+            [str(t.predicate) for t in triples],
+            [str(t.object) for t in triples],
+        ]
+        columns = self.columns
+        for part in self.router.parts(kept):
+            columns["stream"].append(kept.stream)
+            columns["ev"].append(ev)
+            columns["event_id"].append("" if kept.id is None else str(kept.id))
+            columns["t_start"].append(kept.t_start)
+            columns["t_end"].append(kept.t_end)
+            for name, texts in zip(("s", "p", "o"), terms, strict=True):
+                columns[name].append(texts)
+            columns["part"].append(part)
+            columns["tick"].append(False)
+
+    def batch(self) -> pa.RecordBatch:
+        """The rows so far and the tick row (none without events)."""
+        import pyarrow as pa
+
+        if self.latest is not None:
+            tick: tuple[Any, ...] = ("", "", "", self.latest, self.latest, [], [], [], 0, True)
+            for name, value in zip(_EVENT_NAMES, tick, strict=True):
+                self.columns[name].append(value)
+        return pa.RecordBatch.from_pydict(self.columns, schema=_event_arrow_schema())
+
+
+_EVENT_NAMES = ("stream", "ev", "event_id", "t_start", "t_end", "s", "p", "o", "part", "tick")
 
 
 def _kept(vocab: Vocabulary | None, event: Event) -> Event | None:
@@ -219,10 +243,8 @@ def _state_function(
     scheme: Scheme, graphs: Mapping[str, Any]
 ) -> Callable[[Any, Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
     """The function ``applyInPandasWithState`` calls for each partition with new rows or a
-    timed-out watermark (module docstring, 4): the columnar engine
-    (:class:`rsep.engine.sequence.SequenceQuery`, fed :class:`~rsep.engine.batch.
-    TripleBatch`es) for the plans it takes, else the per-event engine."""
-    columnar = columnar_reason(scheme.plan) is None
+    timed-out watermark (module docstring, 4): the events now before the watermark and
+    the watermark itself through :func:`rsep.engine.query.drive`."""
 
     def run(key: Any, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
         import pandas as pd
@@ -234,11 +256,7 @@ def _state_function(
             if state.exists:
                 kept: _State = pickle.loads(state.get[0])
             else:
-                query = (
-                    SequenceQuery(scheme.plan, graphs)
-                    if columnar
-                    else incremental_query(scheme.plan, graphs)
-                )
+                query = incremental_query(scheme.plan, graphs)
                 kept = _State(query, PartitionOutput(scheme, part))
             news = [f[~f["tick"]] for f in frames if len(f)]
             if kept.mark is not None:  # a row at or before the last watermark is late
@@ -246,17 +264,18 @@ def _state_function(
             held = [f for f in [kept.pending, *news] if f is not None and len(f)]
             pending = pd.concat(held, ignore_index=True) if held else None
             mark = state.getCurrentWatermarkMs() - EPOCH
-            results: list[Result] = []
+            ready: list[TripleBatch] | list[Event] = []
             if pending is not None:
                 pending = pending.sort_values(_ORDER, kind="stable", ignore_index=True)
                 final = pending["t_end"] <= mark
-                ready, kept.pending = pending[final], pending[~final]
-                if len(ready):
-                    results = kept.query.push(
-                        _batch(ready, kept.query.dictionary) if columnar else _events(ready)
-                    )
-            if kept.mark is None or mark > kept.mark:
-                results += kept.query.advance(mark)
+                now, kept.pending = pending[final], pending[~final]
+                if len(now):
+                    columnar = isinstance(kept.query, SequenceQuery)
+                    ready = [_batch(now, kept.query.dictionary)] if columnar else _events(now)
+            moved = kept.mark is None or mark > kept.mark
+            answers = drive(kept.query, ready, watermark=mark if moved else None, finish=False)
+            results = list(answers)
+            if moved:
                 kept.mark = mark
             rows: dict[str, list[Any]] = {"time": [], "part": [], "seq": [], "line": []}
             for result in kept.output.take(results):
@@ -408,8 +427,6 @@ def start_live(
     to ``output``: a folder (:func:`read_output`) or a sink (:mod:`rsep.spark.sink`).
     ``available_now`` processes what the sources hold and ends; else a trigger runs every
     ``interval`` (``"1 second"``; default: as soon as the previous one ends)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.streaming.state import GroupStateTimeout
 
     sources = _sources(source, stream, options, glob, max_files_per_trigger)
     sink = FolderSink(output) if isinstance(output, Path) else output
@@ -418,7 +435,6 @@ def start_live(
     count = _partitions(checkpoint, plan, partitions or _default_partitions(spark))
     scheme = choose_scheme(plan, count, keys_projected=True)
     vocab = make_vocabulary(scheme.final)
-    spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
     time_unit = scheme.final.parameters.time_unit
     parsed = [
         item.records(spark).mapInArrow(
@@ -429,23 +445,37 @@ def start_live(
     merged = parsed[0]
     for more in parsed[1:]:
         merged = merged.unionByName(more)
-    lateness = scheme.final.parameters.lateness
-    rows = merged.withColumn("ts", F.timestamp_millis(F.col("t_end") + F.lit(EPOCH))).withWatermark(
-        "ts", f"{lateness} milliseconds"
-    )
-    answers = rows.groupBy("part").applyInPandasWithState(
-        _state_function(scheme, graphs),
-        OUTPUT_SCHEMA,
-        STATE_SCHEMA,
-        "append",
-        GroupStateTimeout.EventTimeTimeout,
-    )
+    answers = evaluated(merged, scheme, graphs)
     writer = sink.writer(answers, checkpoint).option("checkpointLocation", str(checkpoint))
     if available_now:
         writer = writer.trigger(availableNow=True)
     elif interval is not None:
         writer = writer.trigger(processingTime=interval)
     return LiveQuery(writer.start(), scheme, sink)
+
+
+def evaluated(rows: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFrame:
+    """The answers of event rows :data:`EVENT_SCHEMA` (module docstring, 3-4), rows
+    :data:`OUTPUT_SCHEMA`: the watermark trailing ``t_end`` by the plan's lateness, each
+    partition's evaluator in Spark's state store (the RocksDB provider, set on the
+    session)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    rows.sparkSession.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+    lateness = scheme.final.parameters.lateness
+    timed = rows.withColumn("ts", F.timestamp_millis(F.col("t_end") + F.lit(EPOCH)))
+    return (
+        timed.withWatermark("ts", f"{lateness} milliseconds")
+        .groupBy("part")
+        .applyInPandasWithState(
+            _state_function(scheme, graphs),
+            OUTPUT_SCHEMA,
+            STATE_SCHEMA,
+            "append",
+            GroupStateTimeout.EventTimeTimeout,
+        )
+    )
 
 
 def _sources(

@@ -22,8 +22,10 @@ The job, stage by stage (docs/architecture.md):
    of its keys (a CRC-32, computed by Spark), an event without a key to every partition,
    and its rows are joined with these partitions.
 4. **Evaluate**: each partition's rows are sorted by time; a task rebuilds the events,
-   builds the engine's evaluator, pushes the events in batches, finishes at ``until``, and
-   returns the answers as rows :data:`rsep.spark.job.ANSWER_SCHEMA`.
+   builds the engine's evaluator, feeds it the events by the one driver loop
+   (:func:`rsep.engine.query.drive`: pushes in batches, the watermark between them,
+   ``finish`` at ``until``), and returns the answers as rows
+   :data:`rsep.spark.job.ANSWER_SCHEMA`.
 5. **Merge**, in Spark (:func:`rsep.spark.job.merged`): partitioned answers that two
    partitions both give (a projection that drops the key) are kept once, at their
    earliest time; the driver reads the answers in time order
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +47,7 @@ from pyoxigraph import Literal, RdfFormat, Triple, parse
 
 from rsep.algebra.plan import Plan
 from rsep.engine import incremental_query
+from rsep.engine.query import drive
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
@@ -89,8 +93,10 @@ __all__ = [
     "prefilter",
     "read_inputs",
     "replay",
+    "replay_frame",
     "route",
     "run_on_spark",
+    "store_rows",
 ]
 
 ROW_SCHEMA = (
@@ -102,7 +108,6 @@ the event among all inputs; an event without triples is one row with null ``s, p
 
 _ROWS_PER_BATCH = 8192
 _EVENTS_PER_PARSE = 1024
-_EVENTS_PER_PUSH = 512
 
 
 # Inputs ----------------------------------------------------------------------------------
@@ -182,7 +187,6 @@ def read_inputs(
 ) -> DataFrame:
     """The events of ``inputs`` in the columnar form (:data:`ROW_SCHEMA`), read and parsed by
     Spark tasks, one per file; event stores are read as Parquet."""
-    from pyspark.sql import functions as F
 
     from rsep.spark.eventstore import read_store
 
@@ -198,26 +202,44 @@ def read_inputs(
     for item in inputs:
         if not item.is_store:
             continue
-        store = read_store(spark, item.path)
-        stream = F.col("stream") if item.stream is None else F.lit(item.stream)
-        frames.append(
-            store.select(
-                stream.alias("stream"),
-                F.concat_ws(
-                    "\u0001", F.col("stream"), "event_id", "t_start", "t_end", F.lit(str(item.path))
-                ).alias("ev"),
-                "event_id",
-                "t_start",
-                "t_end",
-                "s",
-                "p",
-                "o",
-            )
-        )
+        frames.append(store_rows(read_store(spark, item.path), item.stream, str(item.path)))
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other)
     return frame
+
+
+def store_rows(frame: DataFrame, stream: str | None = None, tag: str = "") -> DataFrame:
+    """Rows in the event store's schema (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`,
+    ``event_id`` may be left out) in the columnar form :data:`ROW_SCHEMA`: an event is
+    the rows of one stream, event id and time, named by them and ``tag``; on ``stream``
+    when it is given."""
+    from pyspark.sql import functions as F
+
+    if "event_id" not in frame.columns:
+        frame = frame.withColumn("event_id", F.lit(None).cast("string"))
+    named = F.col("stream") if stream is None else F.lit(stream)
+    return frame.select(
+        named.alias("stream"),
+        F.concat_ws("\u0001", "stream", "event_id", "t_start", "t_end", F.lit(tag)).alias("ev"),
+        F.col("event_id").cast("string").alias("event_id"),
+        F.col("t_start").cast("long").alias("t_start"),
+        F.col("t_end").cast("long").alias("t_end"),
+        *(F.col(name).cast("string").alias(name) for name in ("s", "p", "o")),
+    )
+
+
+def replay_frame(
+    frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any], until: int | None = None
+) -> DataFrame:
+    """The merged answers (:func:`rsep.spark.job.merged`) of ``scheme``'s plan over a
+    DataFrame of triples (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`), lazily: the rows
+    as :func:`store_rows`, then prefiltered, routed and evaluated as stream files are
+    (module docstring, 2-5)."""
+    spark = frame.sparkSession
+    kept = prefilter(spark, store_rows(frame), vocabulary(scheme.final))
+    routed = route(kept, scheme, graphs)
+    return merged(evaluate_rows(routed, scheme, graphs, until), scheme.partitioned)
 
 
 # The prefilter ----------------------------------------------------------------------------
@@ -412,7 +434,7 @@ def evaluate_rows(
     docstring, 4)."""
     from pyspark.sql import functions as F
 
-    if until is not None:  # an answer at t <= until reads no later event (as run_local)
+    if until is not None:  # an answer at t <= until reads no later event (as drive)
         frame = frame.where(F.col("t_end") <= until)
     ordered = spread(frame, scheme.partitions).sortWithinPartitions(
         "part", "t_end", "t_start", "stream", "ev"
@@ -423,50 +445,40 @@ def evaluate_rows(
 def _engine_task(
     scheme: Scheme, graphs: Mapping[str, Any], until: int | None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function each evaluation task runs: one evaluator per partition value met."""
+    """The function each evaluation task runs: per partition value met, the engine's
+    evaluator fed the partition's events by the one driver loop
+    (:func:`rsep.engine.query.drive`), its answers passed through the partition's
+    output an instant at a time."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         rows: list[AnswerRow] = []
-        state: dict[str, Any] = {"part": None, "query": None, "output": None, "seq": 0}
-        buffer: list[Event] = []
-        counted = [0]
-
-        def emit(results: list[Result]) -> None:
-            for result in state["output"].take(results):
-                rows.append(answer_row(result, state["part"], state["seq"]))
-                state["seq"] += 1
-
-        def close() -> None:
-            if state["query"] is not None:
-                emit(state["query"].push(buffer))
-                buffer.clear()
-                emit(state["query"].finish(until))
-                rows.append(count_row(state["part"], counted[0], 0))
-                counted[0] = 0
-
         with marked_errors():
-            for part, home, _, event in events_of(batches):
-                if part != state["part"]:
-                    close()
-                    state.update(
-                        part=part,
-                        query=incremental_query(scheme.plan, graphs),
-                        output=PartitionOutput(scheme, part),
-                        seq=0,
-                    )
-                counted[0] += home
-                buffer.append(event)
-                if len(buffer) >= _EVENTS_PER_PUSH:
-                    emit(state["query"].push(buffer))
-                    buffer.clear()
-                if len(rows) >= _ROWS_PER_BATCH:
-                    yield answer_batch(rows)
-                    rows = []
-            close()
+            for part, group in groupby(events_of(batches), key=lambda item: item[0]):
+                counted = [0]
+                output = PartitionOutput(scheme, part)
+                events = _homed(group, counted)
+                answers = drive(incremental_query(scheme.plan, graphs), events, until)
+                seq = 0
+                for _, instant in groupby(answers, key=lambda result: result.time):
+                    for result in output.take(instant):
+                        rows.append(answer_row(result, part, seq))
+                        seq += 1
+                    if len(rows) >= _ROWS_PER_BATCH:
+                        yield answer_batch(rows)
+                        rows = []
+                rows.append(count_row(part, counted[0], 0))
         if rows:
             yield answer_batch(rows)
 
     return run
+
+
+def _homed(found: Iterable[tuple[int, bool, str, Event]], counted: list[int]) -> Iterator[Event]:
+    """The events of :func:`events_of`'s rows, ``counted[0]`` adding those whose home is
+    their partition (each event counted once, however many partitions it went to)."""
+    for _, home, _, event in found:
+        counted[0] += home
+        yield event
 
 
 # The job ---------------------------------------------------------------------------------
