@@ -167,7 +167,8 @@ def read_batches(
             raise UserError(f"unknown option(s) {', '.join(sorted(format_options))} for a store")
         if byte_range is not None:
             raise UserError("byte_range is for an N-Quads file, not an event store")
-        return batcher.run(_ahead(_store_pieces(path, stream, dictionary)))
+        # cut into batches in the reader's thread too: the consumer only takes them
+        return _ahead(batcher.run(_store_pieces(path, stream, dictionary)))
     chosen = fmt
     if chosen is None and path.exists():
         chosen = detect_format(path)
@@ -323,13 +324,18 @@ class _Batcher:
         self.count = 0
 
     def run(self, pieces: Iterator[_Piece]) -> Iterator[TripleBatch]:
-        for piece in pieces:
-            self.held.append(self._batch(piece))
-            self.count += len(piece.start)
-            while self.count >= self.size:
-                yield self._take(self.size)
-        if self.count:
-            yield self._take(self.count)
+        try:
+            for piece in pieces:
+                self.held.append(self._batch(piece))
+                self.count += len(piece.start)
+                while self.count >= self.size:
+                    yield self._take(self.size)
+            if self.count:
+                yield self._take(self.count)
+        finally:  # a reader of its own (threads) stops with the batches
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
 
     def _batch(self, piece: _Piece) -> TripleBatch:
         streams = self.streams
