@@ -123,19 +123,25 @@ class Cluster:
         return "\n".join(parts)
 
     def stop(self) -> None:
-        """Stop every daemon (SIGTERM to its process group, which holds the executors a
-        worker launched; SIGKILL after 20 s)."""
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                with suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                with suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        """Stop every daemon (:func:`stop_groups`)."""
+        stop_groups(self.processes)
+
+
+def stop_groups(processes: list[subprocess.Popen[bytes]]) -> None:
+    """Stop processes started in process groups of their own, last first: SIGTERM to each
+    group (which holds the executors a worker launched, the Python workers of a server),
+    SIGKILL after 20 s."""
+    for process in reversed(processes):
+        if process.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+    for process in reversed(processes):
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def _daemon(cluster: Cluster, name: str, arguments: list[str]) -> None:
@@ -213,6 +219,63 @@ def standalone_cluster(
         yield cluster
     finally:
         cluster.stop()
+
+
+@contextmanager
+def connect_server(folder: Path, timeout: float = 240) -> Iterator[str]:
+    """A Spark Connect server (``local[2]``, two shuffle partitions) started from the
+    installed PySpark's ``spark-submit`` on a free port of 127.0.0.1, its Python workers
+    this process's Python (so they import the same ``rsep``), its log in
+    ``folder/connect.log``; yields its ``sc://`` URL once it listens and stops it on exit,
+    failure included."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log4j = Path(__file__).resolve().parents[2] / "src" / "rsep" / "spark" / "log4j2.properties"
+    command = [
+        str(spark_class().with_name("spark-submit")),
+        "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--master", "local[2]",
+        "--conf", f"spark.connect.grpc.binding.port={port}",
+        "--conf", "spark.sql.shuffle.partitions=2",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", f"spark.driver.extraJavaOptions={_DAEMON_OPTS} "
+        f"-Dlog4j.configurationFile={log4j.as_uri()}",
+        "spark-internal",
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_CONF_DIR": str(folder),
+    }
+    log_path = folder / "connect.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"the Connect server exited\n{_tail(log_path)}")
+            with suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no Connect server after {timeout:.0f} s\n{_tail(log_path)}")
+            time.sleep(1)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        stop_groups([server])
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    """The last lines of a log, for a failure's message."""
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
 
 
 def event_log(folder: Path) -> list[dict[str, Any]]:
