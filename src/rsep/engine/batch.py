@@ -19,6 +19,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from itertools import pairwise
@@ -2223,31 +2224,51 @@ def _segments(
     """The whole lines of an N-Quads file (of ``span``'s read) as the reader's blocks cut
     them (a chunk of ``BLOCK_BYTES``, the lines before it not yet read first, cut after
     its last newline), each read into a buffer of its own and tokenized; the rest of the
-    file last, as the final segment (maybe empty)."""
-    tokenizer = _Tokenizer(dictionary, opts)
-    tail = np.empty(0, np.uint8)
-    with _Source(file, span) as source:
-        while True:
-            try:
-                words, got = source.read(tail)
-            except InputError as exc:
-                yield _Segment(_words(0), 0, True, error=exc)
-                return
-            if not got:
-                break
-            buf = words.view(np.uint8)
-            size = len(tail) + got
-            cut = _after_newline(buf, len(tail), size)
-            tail = buf[cut:size].copy()
-            if cut:
-                segment = _Segment(words, cut, False)
-                segment.tokens = tokenizer.tokens(segment)
-                yield segment
-    words = _words(len(tail))
-    words.view(np.uint8)[: len(tail)] = tail
-    segment = _Segment(words, len(tail), True)
-    segment.tokens = tokenizer.tokens(segment)
-    yield segment
+    file last, as the final segment (maybe empty). Blocks are tokenized by ``_TOKENIZERS``
+    threads while the next ones are read (the kernels release the GIL), given in order."""
+    tokenizers = [_Tokenizer(dictionary, opts) for _ in range(_TOKENIZERS)]
+    flight: deque[tuple[_Segment, Future[_Tokens | None]]] = deque()
+    with ThreadPoolExecutor(_TOKENIZERS, thread_name_prefix="rsep-tokens") as pool:
+
+        def start(segment: _Segment, turn: int) -> Iterator[_Segment]:
+            while len(flight) >= _TOKENIZERS:  # a tokenizer each, in turn
+                yield _tokenized(*flight.popleft())
+            flight.append((segment, pool.submit(tokenizers[turn % _TOKENIZERS].tokens, segment)))
+
+        tail = np.empty(0, np.uint8)
+        turn = 0
+        with _Source(file, span) as source:
+            while True:
+                try:
+                    words, got = source.read(tail)
+                except InputError as exc:
+                    while flight:
+                        yield _tokenized(*flight.popleft())
+                    yield _Segment(_words(0), 0, True, error=exc)
+                    return
+                if not got:
+                    break
+                buf = words.view(np.uint8)
+                size = len(tail) + got
+                cut = _after_newline(buf, len(tail), size)
+                tail = buf[cut:size].copy()
+                if cut:
+                    yield from start(_Segment(words, cut, False), turn)
+                    turn += 1
+        words = _words(len(tail))
+        words.view(np.uint8)[: len(tail)] = tail
+        yield from start(_Segment(words, len(tail), True), turn)
+        while flight:
+            yield _tokenized(*flight.popleft())
+
+
+_TOKENIZERS = 2
+"""Threads tokenizing an N-Quads file's blocks (``_segments``)."""
+
+
+def _tokenized(segment: _Segment, tokens: Future[_Tokens | None]) -> _Segment:
+    segment.tokens = tokens.result()
+    return segment
 
 
 class _Source:
