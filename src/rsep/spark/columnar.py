@@ -175,15 +175,17 @@ def columnar_frame(
 ) -> DataFrame:
     """The merged answers (:func:`rsep.spark.job.merged`) of ``scheme``'s plan over a
     DataFrame of triples (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`), lazily: the rows
-    ranged by time over ``spark.sql.shuffle.partitions`` read tasks (the rows of one
-    event in one task), each reading its rows as the event store's reader does, then
-    routed and evaluated as stream files are (module docstring, 2-4)."""
+    hashed by time over ``spark.sql.shuffle.partitions`` read tasks (the rows of one
+    event in one task; a hash, not ranges, spares Spark a sampling pass over the input)
+    and sorted there, each task reading its rows as the event store's reader does, then
+    routed and evaluated as stream files are (module docstring, 2-4); the merge of each
+    partition's pieces puts the tasks' events back in time order."""
     from pyspark.sql import functions as F
 
     if until is not None:
         frame = frame.where(F.col("t_end") <= until)
     slots = shuffle_partitions(frame.sparkSession)
-    ordered = frame.repartitionByRange(slots, "t_end").sortWithinPartitions(
+    ordered = frame.repartition(slots, "t_end").sortWithinPartitions(
         "t_end", "t_start", "stream", "event_id"
     )
     run = _table_task(scheme, graphs, until, batch_events)
