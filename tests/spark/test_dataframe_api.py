@@ -1,7 +1,8 @@
 """A query applied to a Spark DataFrame of triples (rsep.Query.transform, rsep.spark.frame):
 a DataFrame in, a DataFrame of answers out, batch and streaming, for a SPAseq query (the
-columnar engine, with and without PARTITION BY) and an RSP-QL query (the per-event engine);
-the answers equal the oracle's, as rows of the same columns as rsep.Answers.to_arrow."""
+columnar engine, with and without PARTITION BY) and an RSP-QL query (the per-event engine;
+SELECT, and in batch CONSTRUCT and ASK too); the answers equal the oracle's, as rows of the
+same columns as rsep.Answers.to_arrow."""
 
 from __future__ import annotations
 
@@ -81,10 +82,20 @@ def kb_file(tmp_path: Path) -> Path:
     return path
 
 
+CONSTRUCT = RSPQL.replace(
+    "SELECT ?who ?owner",
+    f'CONSTRUCT {{ ?who <{EX}meets> ?owner . ?who <{EX}note> "near a shop"@en }}',
+)
+"""The RSP-QL query's answers as triples (one row each: s, p, o; an object with spaces)."""
+ASK = RSPQL.replace("SELECT ?who ?owner", "ASK")
+"""The RSP-QL query's answers as booleans."""
+
 CASES = {
     "spaseq": (SPASEQ, price_table, "kb"),
     "spaseq-keyed": (KEYED, price_table, "kb"),
     "rspql": (RSPQL, nearby_table, "shops"),
+    "rspql-construct": (CONSTRUCT, nearby_table, "shops"),
+    "rspql-ask": (ASK, nearby_table, "shops"),
 }
 
 
