@@ -219,3 +219,26 @@ def test_streaming_until_is_refused(spark: SparkSession, tmp_path: Path) -> None
     stream = spark.readStream.schema(SCHEMA).parquet(str(tmp_path))
     with pytest.raises(rsep.UserError, match="until is for a batch DataFrame"):
         query.transform(stream, graphs, until=10)
+
+
+def test_select_star_gives_a_map_of_bindings(spark: SparkSession, tmp_path: Path) -> None:
+    """``SELECT *``: the variables are known only from the answers, so the bindings come as
+    one map column (each variable's term in N-Triples syntax), equal to the oracle's."""
+    _, table, graphs = case("spaseq", tmp_path)
+    star = rsep.Query(SPASEQ.replace("SELECT ?c ?p1 ?p2 ?name", "SELECT *"))
+    frame = spark.createDataFrame(table.to_pandas(), SCHEMA)
+    answers = star.transform(frame, graphs)
+    assert answers.columns == ["time", "interval_start", "interval_end", "bindings"]
+    found = sorted(
+        ((row["time"], row["interval_start"], row["interval_end"], sorted(row["bindings"].items()))
+         for row in answers.collect()),
+        key=repr,
+    )  # fmt: skip
+    oracle = star.run(table, graphs, engine="reference")
+    expected = sorted(
+        ((r.time, *r.interval, sorted((k, str(v)) for k, v in r.bindings.items()))
+         for r in oracle if isinstance(r, rsep.SelectResult) and r.interval is not None),
+        key=repr,
+    )  # fmt: skip
+    assert expected and found == expected
+    assert {name for _, _, _, pairs in found for name, _ in pairs} == {"c", "p1", "p2", "name"}
