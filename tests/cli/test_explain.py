@@ -115,7 +115,7 @@ def test_how_spark_runs_a_sequence_is_shown(
 ) -> None:
     """The last section: the V shape runs on the columnar engine in Spark tasks,
     partitioned by its key; without PARTITION BY one task, and why; a negation runs on the
-    columnar engine, a GPM that is not a basic graph pattern on the per-event engine; a
+    columnar engine, and a GPM that is not a basic graph pattern there by the exact path; a
     plan with no sequence has no such section."""
     vshape = (repo_root / "examples" / "uc4-stock" / "v-shape.spaseq").read_text("utf-8")
     code, out, _ = explain(capsys, tmp_path, vshape)
@@ -135,7 +135,8 @@ def test_how_spark_runs_a_sequence_is_shown(
     assert bound != SPASEQ
     code, out, _ = explain(capsys, tmp_path, bound)
     spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
-    assert code == 0 and "evaluated by  the per-event engine in Spark tasks" in spark
+    assert code == 0 and "evaluated by  the columnar engine in Spark tasks" in spark
+    assert "GPM B         exact path: evaluated by pyoxigraph" in out
     code, out, _ = explain(capsys, tmp_path, _paper_query("query4.epsparql"))
     assert code == 0 and "on Spark" not in out
 

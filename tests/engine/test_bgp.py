@@ -21,12 +21,8 @@ from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-from rsep.algebra.compile import compile_query
-from rsep.algebra.events import Gpm
-from rsep.engine.bgp import Bgp, BgpMatcher, as_stored, compile_bgp
-from rsep.engine.nfa_runtime import NfaQuery
+from rsep.engine.bgp import BgpMatcher, as_stored, compile_bgp
 from rsep.errors import UserError
-from rsep.lang import get_dialect, parse_query
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term
 
@@ -509,35 +505,3 @@ def test_two_literals_stored_as_one_give_graph_matchers_error() -> None:
     assert bgp is not None
     with pytest.raises(UserError, match="stores as one term"):
         BgpMatcher(LiteralForms()).match(bgp, graph, {})
-
-
-VSHAPE = """PREFIX pred: <http://example/>
-SELECT ?company ?p1 ?p2 ?p3 ?name
-WITHIN 60 MINUTES
-PARTITION BY ?company
-FROM STREAM S1 <http://example.org/stream/nasdaq>
-WHERE {
-  SEQ (A, B, C)
-  DEFINE GPM A ON S1 { ?company pred:price ?p1 . ?company pred:volume ?vol1 . }
-  DEFINE GPM B ON S1 {
-    ?company pred:price ?p2 . ?company pred:volume ?vol2 . FILTER (?p2 < ?p1 * 0.998)
-  }
-  DEFINE GPM C ON S1 {
-    ?company pred:price ?p3 . ?company pred:volume ?vol3 . FILTER (?p3 > ?p1)
-    GRAPH <http://example.org/kb/sp500> { ?company pred:name ?name . }
-  }
-}"""
-
-
-def test_the_runtime_compiles_the_v_shapes_patterns() -> None:
-    """Every GPM of the stock V shape (SPAseq UC4), its knowledge-base part too, takes the
-    fast path."""
-    dialect = get_dialect("spaseq")
-    plan = compile_query(parse_query(VSHAPE, dialect), dialect)
-    query = NfaQuery(plan, {"http://example.org/kb/sp500": frozenset()})
-    gpms = [g for g in query.gpms if isinstance(g, Gpm)]
-    assert len(gpms) == 3
-    for gpm in gpms:
-        assert isinstance(query._patterns.compiled(gpm.pattern), Bgp)
-        if gpm.graph_kb is not None:
-            assert isinstance(query._patterns.compiled(gpm.graph_kb.pattern), Bgp)

@@ -31,7 +31,7 @@ import driving
 import test_semantics_epsparql as paper
 from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed, spy_matchers
 from semantics_data import EX, expand
-from test_nfa_runtime import drivers
+from test_sequence_oracle import drivers
 
 from rsep.algebra.compile import with_rules
 from rsep.algebra.events import (

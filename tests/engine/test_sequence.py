@@ -1,7 +1,9 @@
 """The columnar engine's SPAseq sequences (rsep.engine.sequence: GPMs as joins, the
-compiled automaton) against the oracle (rsep.semantics.evaluate): the shipped SPAseq
-folders, the paper's examples, and random streams and queries (differential tests that
-count only the cases with a non-empty answer, and never a refusal as agreement)."""
+compiled automaton) against the oracle (rsep.semantics.evaluate), driven by ``run`` over
+batches: the paper's examples, random streams and queries (differential tests that count
+only the cases with a non-empty answer, and never a refusal as agreement), incremental
+feeding and pickling. The shipped folders and the negation, optional and exact-path cases
+are in test_sequence_oracle.py."""
 
 from __future__ import annotations
 
@@ -9,19 +11,17 @@ import pickle
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from driving import FAST, SLOW, Driver, canonical, feed, oracle
 from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
-from test_nfa_runtime import (
+from test_sequence_oracle import (
     ANY,
     B_BELOW,
     C_ABOVE,
     EX,
-    FOLDERS,
     FORMS,
     NEXT,
     PRICE,
@@ -31,13 +31,12 @@ from test_nfa_runtime import (
     U1,
     XSD_INTEGER,
     A,
-    folder_events,
-    folder_plan,
     gpm,
     plan_of,
     prices,
 )
 
+from rsep.algebra.compile import compile_query
 from rsep.algebra.events import (
     Conjunction,
     Disjunction,
@@ -55,9 +54,9 @@ from rsep.algebra.plan import Dataset, Plan, Select
 from rsep.engine.batch import batches_of
 from rsep.engine.sequence import SequenceQuery, columnar_reason
 from rsep.errors import UserError
+from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
-from rsep.semantics.graph import read_graph
 
 
 def columnar(
@@ -86,40 +85,6 @@ def test_strict_and_skip_till_next_on_prices() -> None:
         assert columnar_reason(plan) is None
         assert same(plan, events)
         same(plan_of(Within(Seq((A, B_BELOW, C_ABOVE), (strategy, strategy)), 3), [PRICES]), events)
-
-
-@pytest.mark.parametrize(("folder", "query", "stream", "options", "count"), FOLDERS)
-@pytest.mark.parametrize("batch", [1, 3, 100])
-def test_shipped_folders(
-    shared_data: Path,
-    folder: str,
-    query: str,
-    stream: str,
-    options: dict[str, int],
-    count: int,
-    batch: int,
-) -> None:
-    """Each folder of shared/data/spaseq/tests whose sequence is GPMs only: the columnar
-    engine's results equal the oracle's and the count derived by hand there."""
-    base = shared_data / "spaseq" / "tests" / folder
-    plan = folder_plan(base / query)
-    reason = columnar_reason(plan)
-    if reason is not None:
-        pytest.skip(f"not a sequence of GPMs: {reason}")
-    events = folder_events(base / stream, **options)
-    assert len(same(plan, events, batch)) == count
-
-
-def test_folder_external_knowledge_base(shared_data: Path) -> None:
-    """PARTITION BY ?company, C joined with the knowledge base graph (Def. 15)."""
-    base = shared_data / "spaseq" / "tests" / "externalknowledgebase"
-    plan = folder_plan(base / "queryKB.q")
-    kb = {"http://www.example.com/kb": frozenset(read_graph(base / "externalKB.nt"))}
-    events = folder_events(base / "streamKB.txt")
-    expected = oracle(plan, events, kb)
-    assert len(expected) == 1
-    for size in (1, 2):
-        assert canonical(columnar(plan, events, kb, size)) == expected
 
 
 SEEN: Counter[str] = Counter()
@@ -212,11 +177,11 @@ def sequences(draw: st.DrawFn, streams: tuple[str, ...], family: str) -> Plan:
 
 @st.composite
 def price_streams(draw: st.DrawFn) -> tuple[tuple[str, ...], list[Event]]:
-    """One to three streams and 4-16 events at times 0-12 (several may share an instant):
+    """One to three streams and 10-20 events at times 0-12 (several may share an instant):
     each prices one or both of two stocks at 1, 2 or 3, so that sequences match often."""
     streams = STREAMS[: draw(st.integers(1, 3))]
     events = []
-    for _ in range(draw(st.integers(6, 16))):
+    for _ in range(draw(st.integers(10, 20))):
         t = draw(st.integers(0, 12))
         stream = draw(st.sampled_from(streams))
         stocks = draw(st.sampled_from([(0,), (1,), (0, 1)]))
@@ -435,3 +400,32 @@ def test_undecided_filter_rows_decided_exactly(strategy: Strategy) -> None:
         query = SequenceQuery(plan)
         assert canonical(query.run(batches_of(events, query.dictionary, size))) == expected
         assert query.stats.inexact_rows > 0
+
+
+VSHAPE = """PREFIX pred: <http://example/>
+SELECT ?company ?p1 ?p2 ?p3 ?name
+WITHIN 60 MINUTES
+PARTITION BY ?company
+FROM STREAM S1 <http://example.org/stream/nasdaq>
+WHERE {
+  SEQ (A, B, C)
+  DEFINE GPM A ON S1 { ?company pred:price ?p1 . ?company pred:volume ?vol1 . }
+  DEFINE GPM B ON S1 {
+    ?company pred:price ?p2 . ?company pred:volume ?vol2 . FILTER (?p2 < ?p1 * 0.998)
+  }
+  DEFINE GPM C ON S1 {
+    ?company pred:price ?p3 . ?company pred:volume ?vol3 . FILTER (?p3 > ?p1)
+    GRAPH <http://example.org/kb/sp500> { ?company pred:name ?name . }
+  }
+}"""
+
+
+def test_the_v_shapes_patterns_are_joins() -> None:
+    """Every GPM of the stock V shape (SPAseq UC4), its knowledge-base part too, is
+    matched by joins (none by the exact path)."""
+    dialect = get_dialect("spaseq")
+    plan = compile_query(parse_query(VSHAPE, dialect), dialect)
+    query = SequenceQuery(plan, {"http://example.org/kb/sp500": frozenset()})
+    assert [g.name for g in query.gpms] == ["A", "B", "C"]
+    assert all(c is not None for c in query.compiled) and not query.gpm_exact.any()
+    assert query.compiled[2] is not None and query.compiled[2].kb_patterns

@@ -97,7 +97,7 @@ ACCEPTANCE: dict[str, tuple[str, str, tuple[str, ...]]] = {
         ),
     ),
     "spaseq": (
-        "test_nfa_runtime",
+        "test_sequence_oracle",
         "engine",
         (
             "test_shipped_folders",
@@ -116,7 +116,7 @@ ACCEPTANCE: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 """Per language: the engine test module, the runner its acceptance tests call, and those
 tests (their docstrings name the paper's examples; the differential and contract tests are
-not examples). tests/engine/test_nfa_runtime.py's ``test_partition_found_late_is_not_causal``
+not examples). tests/engine/test_sequence_oracle.py's ``test_partition_found_late_is_not_causal``
 is left out: it pins a documented difference from the oracle (SPAseq choice 9)."""
 
 USE_CASES = (

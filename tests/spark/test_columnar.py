@@ -51,7 +51,7 @@ TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS / "engine") not in sys.path:
     sys.path.insert(0, str(TESTS / "engine"))
 
-from test_nfa_runtime import FOLDERS  # noqa: E402
+from test_sequence_oracle import FOLDERS  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -3,7 +3,7 @@
 FILTERs that are never true while some variables are unbound (sec. 17.2), hence the GPMs
 that give no ``PARTITION BY`` key on an event alone (SPAseq choice 9, docs/semantics.md).
 
-Both the engine (:mod:`rsep.engine.nfa_runtime`, which then does not match such a GPM
+Both the engine (:mod:`rsep.engine.sequence`, which then does not match such a GPM
 for keys) and Spark (:mod:`rsep.spark.partition`, which routes keys by joins) read
 patterns through this module.
 """

@@ -32,7 +32,7 @@ the two (CQELS-CEP's SEQ_WO; NO_HEAD when first, which makes runs wait from each
 opening; NO_TAIL when last, a state that ignores every other event until the window ends
 and needs WITHIN). What the runtime must do beyond the edges (the negated pattern is
 checked under the whole match's mapping, strictly between the neighbours; Def. 16's
-tumbling windows; a run holds a *set* of mappings) is in :mod:`rsep.engine.nfa_runtime`.
+tumbling windows; a run holds a *set* of mappings) is in :mod:`rsep.engine.automaton`.
 Conjunction and disjunction keep their operands on one edge (SPAseq's Fig. 8 and 9 draw one
 edge per operand): a conjunction is matched by events of one timestamp, evaluated lazily
 (Sect. 7.3, App. D).

@@ -54,8 +54,9 @@ def exact_path(plan: Plan) -> str:
     sends the rows it cannot decide (decimals beyond a double, unusual datatypes) to
     pyoxigraph, counted in the run summary; a FILTER without program is decided exactly
     on the distinct bindings; a FILTER under a run's bindings (in the kernel) that a
-    program cannot decide sends the whole run to the per-event engine (SPARQL 1.1 sec.
-    17.2: the exact value semantics in every case)."""
+    program cannot decide is decided by pyoxigraph for those values; a GPM that is not
+    compiled is evaluated by pyoxigraph under each run (SPARQL 1.1 sec. 17.2: the exact
+    value semantics in every case)."""
     from rsep.engine.sequence import SequenceQuery, columnar_reason
     from rsep.lang.printer import to_sparql
 
@@ -63,8 +64,14 @@ def exact_path(plan: Plan) -> str:
         return ""
     query = SequenceQuery(plan, {kb: frozenset() for kb in _kb_graphs(plan)})
     lines: list[str] = []
-    for compiled in query.compiled:
-        name = compiled.gpm.name
+    for gpm, compiled in zip(query.gpms, query.compiled, strict=True):
+        name = gpm.name
+        if compiled is None:
+            lines.append(
+                f"  GPM {name:<9} not compiled: evaluated by pyoxigraph on each event under "
+                "each run's values of the variables it names (counted)"
+            )
+            continue
         for f in (*compiled.local, *compiled.kb_local):
             text = to_sparql(f.expr)
             if f.program is None:
@@ -75,7 +82,7 @@ def exact_path(plan: Plan) -> str:
         for f in compiled.deferred:
             lines.append(
                 f"  FILTER of {name:<3} {to_sparql(f.expr)}: compiled into the kernel (the "
-                "run's bindings); a row it cannot decide sends the run to the per-event engine"
+                "run's bindings); a row it cannot decide is decided by pyoxigraph (counted)"
             )
     if not lines:
         return "  FILTERs       none: no row goes to the exact path\n"

@@ -9,9 +9,10 @@ runs must give the oracle's answers (``tests/engine``, differential tests).
 - :mod:`~rsep.engine.query`: :class:`IncrementalQuery`, what every incremental evaluator
   offers (``push`` events, ``advance`` the watermark, ``finish``), and
   :func:`incremental_query`, which picks the evaluator of a plan;
-- :mod:`~rsep.engine.nfa_runtime` (``NfaQuery``), :mod:`~rsep.engine.shared_buffer` and
-  :mod:`~rsep.engine.projection`: SPAseq sequences as NFA runs over a shared buffer of
-  partial matches, and the query form and streaming operator of their answers;
+- :mod:`~rsep.engine.sequence` (``SequenceQuery``), :mod:`~rsep.engine.automaton`,
+  :mod:`~rsep.engine.pattern` and :mod:`~rsep.engine.projection`: SPAseq sequences on the
+  columnar engine (GPMs as joins over batches, the NFA as a compiled kernel), and the query
+  form and streaming operator of their answers;
 - :mod:`~rsep.engine.window`, :mod:`~rsep.engine.report`, :mod:`~rsep.engine.continuous`
   (``ContinuousWindowQuery``): RSP-QL graph patterns over incremental window state;
 - :mod:`~rsep.engine.rsepql` (``RsepqlQuery``): RSEP-QL MATCH, its selection and

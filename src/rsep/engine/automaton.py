@@ -213,6 +213,24 @@ def _verdict(
 
 
 @njit(cache=True, inline="always")
+def _same_key(
+    ex_key: np.ndarray,
+    x: int,
+    rows: np.ndarray,
+    r: int,
+    gpm_ment: np.ndarray,
+    gpm_nment: np.ndarray,
+    gi: int,
+) -> bool:
+    """Whether row ``r`` has the values of key ``x`` on the variables GPM ``gi`` names."""
+    for b in range(gpm_nment[gi]):
+        slot = gpm_ment[gi, b]
+        if ex_key[x, slot] != rows[r, slot]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def _merge(
     rows: np.ndarray,
     r: int,
@@ -314,6 +332,13 @@ def run_partitions(
     gpm_nbind: np.ndarray,
     gpm_f_lo: np.ndarray,
     gpm_f_hi: np.ndarray,
+    gpm_exact: np.ndarray,
+    gpm_ment: np.ndarray,
+    gpm_nment: np.ndarray,
+    ex_ptr: np.ndarray,
+    ex_key: np.ndarray,
+    ex_lo: np.ndarray,
+    ex_hi: np.ndarray,
     f_lo: np.ndarray,
     f_hi: np.ndarray,
     f_mask: np.ndarray,
@@ -342,10 +367,14 @@ def run_partitions(
     partition-event rows sorted by partition, time, event), from the runs carried in
     (sorted by partition). Steps are BOps over operands (``step_op_lo..hi``), each
     operand a GPM with its solutions (``sol_ptr[gpm, event]``) and deferred FILTERs.
+    A GPM that is not a basic graph pattern (``gpm_exact``) has its solutions given per
+    event and values of the variables it names (``ex_*``: keys by GPM and event, each a
+    range of ``sol``); a key not given is asked for and taken as no solution for now.
     Returns the matches (mapping rows; ``t1, t2``, partition, window end and the gaps'
     times per row, ``M_*``), the runs carried
     out and their rows, a status (:data:`STATUS_OK`, or why it stopped), the partition
-    it stopped in, and the FILTER rows no program nor verdict decided.
+    it stopped in, the FILTER rows no program nor verdict decided, and the exact GPMs' keys
+    asked for (GPM, event; the values, -2 for variables it does not name).
 
     A deferred FILTER a program cannot decide is looked up among the verdicts given
     (``known_*``: the FILTER and the values of the variables it reads, ``f_used``, others
@@ -393,6 +422,11 @@ def run_partitions(
     undecided_f = np.empty(16, np.int64)  # FILTER rows to decide: the FILTER, its values
     undecided = np.empty((16, width), np.int32)
     n_u = 0
+    # GPMs evaluated exactly, under the run's values of the variables they name: the
+    # (GPM, event, values) whose solutions are not given yet
+    asked = np.empty((16, 2), np.int64)
+    asked_key = np.empty((16, width), np.int32)
+    n_a = 0
 
     n_pe = pe_event.shape[0]
     n_c = carried.shape[0]
@@ -483,7 +517,30 @@ def run_partitions(
                         if ev_stream[e] != op_stream[o]:
                             continue
                         for r in range(r_lo, r_hi):
-                            for s in range(sol_ptr[gi, e], sol_ptr[gi, e + 1]):
+                            s_lo = sol_ptr[gi, e]
+                            s_hi = sol_ptr[gi, e + 1]
+                            if gpm_exact[gi]:  # the solutions given for the run's values
+                                s_lo = -1
+                                for x in range(ex_ptr[gi, e], ex_ptr[gi, e + 1]):
+                                    if _same_key(ex_key, x, rows, r, gpm_ment, gpm_nment, gi):
+                                        s_lo = ex_lo[x]
+                                        s_hi = ex_hi[x]
+                                        break
+                                if s_lo < 0:
+                                    if n_a + 1 > asked.shape[0]:
+                                        asked = _grow(asked, n_a + 1)
+                                        asked_key = _grow(asked_key, n_a + 1)
+                                    asked[n_a, 0] = gi
+                                    asked[n_a, 1] = e
+                                    for z in range(width):
+                                        asked_key[n_a, z] = -2
+                                    for b in range(gpm_nment[gi]):
+                                        slot = gpm_ment[gi, b]
+                                        asked_key[n_a, slot] = rows[r, slot]
+                                    n_a += 1
+                                    s_hi = 0
+                                    s_lo = 0
+                            for s in range(s_lo, s_hi):
                                 if not _merge(
                                     rows, r, sol, s, gi, gpm_bind, gpm_nbind, stored, merged
                                 ):
@@ -727,6 +784,8 @@ def run_partitions(
         stopped,
         undecided_f[:n_u],
         undecided[:n_u],
+        asked[:n_a],
+        asked_key[:n_a],
     )
 
 

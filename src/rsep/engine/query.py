@@ -145,21 +145,16 @@ def incremental_query(
 ) -> IncrementalQuery:
     """The engine's evaluator of ``plan``, by the language its operators belong to (as
     ``rsep.semantics.evaluate.event_evaluation`` picks the oracle's): SPAseq sequences on
-    the columnar engine (:class:`rsep.engine.sequence.SequenceQuery`, negated and optional
-    steps included), and only those with a GPM that is not a basic graph pattern (BIND,
-    OPTIONAL or UNION inside a GPM) as per-event NFAs (:mod:`rsep.engine.nfa_runtime`);
-    RSEP-QL MATCH with its selection and consumption policies (:mod:`rsep.engine.rsepql`),
-    CQELS-CEP and EP-SPARQL interval operators (:mod:`rsep.engine.cqelscep`,
-    :mod:`rsep.engine.epsparql`), RSP-QL graph patterns over windows on incremental window
-    state (:mod:`rsep.engine.continuous`)."""
+    the columnar engine (:class:`rsep.engine.sequence.SequenceQuery`: negated and optional
+    steps, and GPMs that are not basic graph patterns by its exact path); RSEP-QL MATCH
+    with its selection and consumption policies (:mod:`rsep.engine.rsepql`), CQELS-CEP
+    and EP-SPARQL interval operators (:mod:`rsep.engine.cqelscep`,
+    :mod:`rsep.engine.epsparql`), RSP-QL graph patterns over windows on incremental
+    window state (:mod:`rsep.engine.continuous`)."""
     if plan.sequences():
-        from rsep.engine.sequence import SequenceQuery, columnar_reason
+        from rsep.engine.sequence import SequenceQuery
 
-        if columnar_reason(plan) is None:
-            return SequenceQuery(plan, graphs)
-        from rsep.engine.nfa_runtime import NfaQuery
-
-        return NfaQuery(plan, graphs)
+        return SequenceQuery(plan, graphs)
     if isinstance(plan.r2r, GraphPatternRef):
         from rsep.engine.continuous import ContinuousWindowQuery
 

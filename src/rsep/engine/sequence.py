@@ -11,10 +11,12 @@ batch. Matches become event mappings ``(μ, t1, t2)`` and go through the query f
 streaming operator (:class:`rsep.engine.projection.Output`), so the results are the
 oracle's.
 
-Plans this engine takes: a sequence of GPMs under ``,`` ``;`` ``:`` with ``WITHIN`` and
-``PARTITION BY`` (its keys bound by the first step), each GPM a basic graph pattern with
-FILTERs the programs compile, and a ``GRAPH`` part of the same kind. :func:`columnar_reason`
-says why another plan is not taken.
+Plans this engine takes: a sequence of GPMs (conjunctions, disjunctions, Kleene+, negated
+and optional steps) under ``,`` ``;`` ``:`` with ``WITHIN`` and ``PARTITION BY``. A GPM
+that is a basic graph pattern with FILTERs the programs compile (and a ``GRAPH`` part of
+the same kind) is matched by joins; any other is evaluated by pyoxigraph under each run's
+values of the variables it names (the exact path, counted). :func:`columnar_reason` says
+why a plan is not taken.
 """
 
 from __future__ import annotations
@@ -283,12 +285,6 @@ def columnar_reason(plan: Plan) -> str | None:
     read = _steps(plan)
     if isinstance(read, str):
         return read
-    slots = _slots(read[0], read[3])
-    dictionary = TermDictionary()
-    for gpm in read[0]:
-        compiled = compile_gpm(gpm, slots, dictionary)
-        if isinstance(compiled, str):
-            return compiled
     return None
 
 
@@ -342,7 +338,13 @@ def describe(plan: Plan) -> str:
                 )
     for gpm in gpms:
         compiled = compile_gpm(gpm, slots, TermDictionary())
-        assert not isinstance(compiled, str)
+        if isinstance(compiled, str):
+            lines.append(
+                f"  GPM {gpm.name:<9} exact path: evaluated by pyoxigraph on each event of its "
+                f"stream under each run's values of the variables it names ({compiled}); "
+                "counted in the run summary"
+            )
+            continue
         parts = [f"{len(compiled.patterns)} triple pattern(s) joined"]
         if compiled.kb_patterns:
             parts.append(f"GRAPH <{gpm.graph_kb.graph if gpm.graph_kb else ''}> joined by term ids")
@@ -595,6 +597,90 @@ class _Automaton:
         return bool(self.variant.negated) and len(self.variant.steps) == 1
 
 
+def _named(gpm: Gpm) -> frozenset[str]:
+    """Every variable a GPM's patterns name (stream and knowledge base parts): its
+    solutions under a run depend on the run's values of these only."""
+    from rsep.algebra.gpm import group_of
+    from rsep.lang import ast
+
+    names: set[str] = set()
+    texts = [gpm.pattern.text] + ([gpm.graph_kb.pattern.text] if gpm.graph_kb else [])
+    for text in texts:
+        group = group_of(text)
+        if group is not None:
+            names.update(n.name for n in group.walk() if isinstance(n, ast.Var))
+    return frozenset(names)
+
+
+def _graph_of(chunk: _Chunk, event: int, dictionary: TermDictionary) -> frozenset[Triple]:
+    """The graph of one event of a chunk as pyoxigraph triples (for the exact path)."""
+    lo, hi = np.searchsorted(chunk.triple_event, [event, event + 1])
+    return frozenset(
+        Triple(dictionary.term(int(s)), dictionary.term(int(p)), dictionary.term(int(o)))  # type: ignore[arg-type]
+        for s, p, o in zip(chunk.s[lo:hi], chunk.p[lo:hi], chunk.o[lo:hi], strict=True)
+    )
+
+
+class _Exact:
+    """The solutions of exact GPMs given so far for one kernel input: per (GPM, event,
+    values of the variables it names) a range of rows appended to the solution table."""
+
+    def __init__(
+        self, chunk: _Chunk, seen: np.ndarray, gpms: int, n: int, sol: np.ndarray, ptr: np.ndarray
+    ) -> None:
+        self.chunk = chunk
+        self.seen = seen
+        self.gpms = gpms
+        self.n = n
+        self.base = sol
+        self.base_ptr = ptr
+        self.entries: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+        self.graphs: dict[int, frozenset[Triple]] = {}
+        self.tables()
+
+    def graph(self, event: int, dictionary: TermDictionary) -> frozenset[Triple]:
+        found = self.graphs.get(event)
+        if found is None:
+            found = self.graphs[event] = _graph_of(self.chunk, event, dictionary)
+        return found
+
+    def add(self, gpm: int, event: int, key: np.ndarray, rows: np.ndarray) -> None:
+        """Solutions given (:meth:`tables` then rebuilds the kernel's arrays)."""
+        self.entries.append((gpm, event, key, rows))
+
+    def tables(self) -> None:
+        width = self.base.shape[1]
+        entries = sorted(self.entries, key=lambda x: (x[0], x[1]))
+        k = len(entries)
+        self.ex_key = np.zeros((k, width), np.int32)
+        self.ex_lo = np.zeros(k, np.int64)
+        self.ex_hi = np.zeros(k, np.int64)
+        code = np.array([g * (self.n + 1) + e for g, e, _, _ in entries], np.int64)
+        at = len(self.base)
+        for x, (_, _, key, rows) in enumerate(entries):
+            self.ex_key[x] = key
+            self.ex_lo[x] = at
+            at += len(rows)
+            self.ex_hi[x] = at
+        self.sol = np.ascontiguousarray(
+            np.concatenate([self.base, *(e[3] for e in entries)]) if entries else self.base
+        )
+        self.ptr = self.base_ptr.copy()
+        self.ex_ptr = np.zeros((self.gpms, self.n + 1), np.int64)
+        for g in range(self.gpms):
+            starts = g * (self.n + 1) + np.arange(self.n + 1)
+            self.ex_ptr[g] = np.searchsorted(code, starts)
+            mine = [x for x, e in enumerate(entries) if e[0] == g]
+            if mine:  # a bound of the rows an event can give (every key's)
+                counts = np.zeros(self.n, np.int64)
+                for x in mine:
+                    counts[entries[x][1]] += self.ex_hi[x] - self.ex_lo[x]
+                self.ptr[g, 0] = 0
+                self.ptr[g, 1:] = np.cumsum(counts)
+        if k == 0:
+            self.ex_ptr = np.zeros((self.gpms, self.n + 1), np.int64)
+
+
 class SequenceQuery(IncrementalQuery):
     """A SPAseq plan on the columnar engine (module docstring), an incremental query
     (:class:`rsep.engine.query.IncrementalQuery`): :meth:`push` batches of events in time
@@ -621,39 +707,67 @@ class SequenceQuery(IncrementalQuery):
         self.dictionary = TermDictionary()
         self.slots = _slots(self.gpms, self.by)
         self.width = len(self.slots)
-        compiled: list[CompiledGpm] = []
+        compiled: list[CompiledGpm | None] = []
         for gpm in self.gpms:
             found = compile_gpm(gpm, self.slots, self.dictionary)
-            if isinstance(found, str):
-                raise UserError(f"the columnar engine does not evaluate this plan: {found}")
-            compiled.append(found)
+            compiled.append(None if isinstance(found, str) else found)
         self.compiled = tuple(compiled)
+        # GPMs evaluated exactly (pyoxigraph, under a run's values of what they name)
+        self.gpm_exact = np.array([c is None for c in compiled], np.bool_)
+        named = [sorted(self.slots[v] for v in _named(g) if v in self.slots) for g in self.gpms]
+        self.gpm_ment = np.zeros((len(named), max([1, *map(len, named)])), np.int32)
+        for i, slots in enumerate(named):
+            self.gpm_ment[i, : len(slots)] = slots
+        self.gpm_nment = np.array(
+            [len(x) if self.gpm_exact[i] else 0 for i, x in enumerate(named)], np.int32
+        )
+        self._graphs: dict[int, frozenset[Triple]] = {}  # exact GPMs' events, by batch row
         self.streams = tuple(dict.fromkeys([*plan.dataset.streams, *(g.stream for g in self.gpms)]))
         self.limited = bool(plan.dataset.streams)
         self.automata = tuple(_Automaton.of(v, self) for v in self.variants)
         self.negations = any(v.negated for v in self.variants)
         negated = sorted({o for v in self.variants for n in v.negated for o in n.operands})
-        self.negated_gpms = np.array(negated, np.int64)
+        self.negated_gpms = np.array([g for g in negated if not self.gpm_exact[g]], np.int64)
+        # items with a GPM evaluated exactly are checked on the events kept of their streams
+        self._exact_streams = np.array(
+            sorted(
+                {
+                    self.streams.index(self.gpms[o].stream)
+                    for v in self.variants
+                    for n in v.negated
+                    if any(self.gpm_exact[o] for o in n.operands)
+                    for o in n.operands
+                }
+            ),
+            np.int32,
+        )
+        self._neg_events: _Chunk | None = None
+        self._neg_member = (np.zeros(0, np.int64), np.zeros(0, np.int32))
         # keys from later events: a partition found late sees the kept events without a key
         self._replay = bool(self.by) and any(
             not _binds(self.gpms, v.steps[0], self.by) for v in self.variants
         )
         self.matcher = GraphMatcher()
         self.kb: list[pa.Table | None] = []
-        for c in self.compiled:
-            if c.gpm.graph_kb is None:
+        self.kb_graphs: list[frozenset[Triple]] = []
+        for gpm, c in zip(self.gpms, self.compiled, strict=True):
+            if gpm.graph_kb is None:
                 self.kb.append(None)
+                self.kb_graphs.append(frozenset())
                 continue
-            iri = c.gpm.graph_kb.graph
+            iri = gpm.graph_kb.graph
             if iri not in graphs:
                 raise UserError(
-                    f"GPM {c.gpm.name} reads the knowledge base graph <{iri}>, which the "
+                    f"GPM {gpm.name} reads the knowledge base graph <{iri}>, which the "
                     "dataset does not hold (SPAseq Definition 15: Γ(v) must name a graph of D)"
                 )
-            self.kb.append(kb_table(c, graphs[iri], self.dictionary, self.slots))
+            self.kb_graphs.append(graphs[iri])
+            self.kb.append(
+                None if c is None else kb_table(c, graphs[iri], self.dictionary, self.slots)
+            )
         self._programs()
         self.key_gpms = tuple(
-            i for i, c in enumerate(self.compiled) if self.by and no_key_alone(c.gpm) is None
+            i for i, g in enumerate(self.gpms) if self.by and no_key_alone(g) is None
         )
         self.partitions = _Partitions(self.width, tuple(self.slots[v] for v in self.by))
         self.stats = Stats()
@@ -685,7 +799,7 @@ class SequenceQuery(IncrementalQuery):
         at = 0
         for c in self.compiled:
             step_lo.append(len(f_lo))
-            for f in c.deferred:
+            for f in c.deferred if c is not None else ():
                 assert f.program is not None  # compile_gpm defers only compiled FILTERs
                 ops.append(f.program.ops)
                 args.append(f.program.args)
@@ -717,7 +831,14 @@ class SequenceQuery(IncrementalQuery):
         self.f_nmask = np.array([len(m) for m in masks], np.int32)
         self.gpm_f_lo = np.array(step_lo, np.int64)
         self.gpm_f_hi = np.array(step_hi, np.int64)
-        binds = [sorted(self.slots[v] for v in c.variables) for c in self.compiled]
+        binds = [
+            sorted(
+                self.slots[v]
+                for v in (c.variables if c is not None else g.variables)
+                if v in self.slots
+            )
+            for g, c in zip(self.gpms, self.compiled, strict=True)
+        ]
         widest = max((len(b) for b in binds), default=0)
         self.gpm_bind = np.zeros((len(binds), max(widest, 1)), np.int32)
         for i, b in enumerate(binds):
@@ -877,9 +998,14 @@ class SequenceQuery(IncrementalQuery):
         """Each GPM's solutions over the batch (none for a GPM whose stream it lacks)."""
         found: list[Solutions] = []
         skeletons: dict[tuple[object, ...], pa.Table | None] = {}  # GPMs sharing a pattern
-        for c, kb in zip(self.compiled, self.kb, strict=True):
-            if c.stream not in batch.streams:
+        for i, (c, kb) in enumerate(zip(self.compiled, self.kb, strict=True)):
+            stream = self.gpms[i].stream
+            if stream not in batch.streams or (c is None and i not in self.key_gpms):
                 found.append(Solutions(np.zeros(0, np.int32), np.zeros((0, self.width), np.int32)))
+                continue
+            if c is None:  # keys: the GPM alone on each event of its stream, exactly
+                events = np.flatnonzero(batch.event_stream == batch.streams.index(stream))
+                found.append(self._alone_exactly(i, batch, events))
                 continue
             s = solutions(
                 c,
@@ -951,7 +1077,7 @@ class SequenceQuery(IncrementalQuery):
         (the GPM alone on the event, choice 9)."""
         keep = np.ones(len(rows), bool)
         c = self.compiled[i]
-        for f in c.deferred:
+        for f in c.deferred if c is not None else ():
             ids = rows.copy()
             for v in f.hidden:
                 ids[:, self.slots[v]] = -1
@@ -1005,6 +1131,8 @@ class SequenceQuery(IncrementalQuery):
         pe_event, pe_part, keyed_ev, keyed_part, keyless = self._keys(len(chunk.time), found)
         if self.negations:
             self._remember(chunk, found, keyed_ev, keyed_part, keyless)
+            if len(self._exact_streams):
+                self._remember_events(chunk, keyed_ev, keyed_part, keyless)
         if self._replay:
             if len(self.partitions.ids) > known:
                 self._late(known, int(chunk.time[0]))
@@ -1045,6 +1173,14 @@ class SequenceQuery(IncrementalQuery):
                 "or raise the limit (--set max_window_events=N)"
             )
         self._keyless = kept
+
+    def _kept_from(self, t: int) -> int:
+        """The first instant a negation may still look at when a chunk starts at ``t``:
+        the windows open then, and those of the matches waiting for their window's end."""
+        waiting = [
+            int(a.pending.at.min()) - self.within for a in self.automata if len(a.pending.at)
+        ]
+        return min([self._horizon(t), *waiting])
 
     def _horizon(self, t: int) -> int:
         """The first instant a window open at ``t`` (or the one before, which a match of
@@ -1092,15 +1228,7 @@ class SequenceQuery(IncrementalQuery):
         order = np.lexsort((t_all, g_all))
         keep = order
         if self.within >= 0 and len(t_all):
-            # the windows open at the chunk's first instant, and those of waiting matches
-            bound = min(
-                [self._horizon(int(chunk.time[0]))]
-                + [
-                    int(a.pending.at.min()) - self.within
-                    for a in self.automata
-                    if len(a.pending.at)
-                ]
-            )
+            bound = self._kept_from(int(chunk.time[0]))
             keep = order[t_all[order] >= bound]
         self._neg_gpm = g_all[keep]
         self._neg_time = t_all[keep]
@@ -1131,6 +1259,9 @@ class SequenceQuery(IncrementalQuery):
         offset = 0
         tables = []
         for j, s in enumerate(found):
+            if self.gpm_exact[j]:  # solutions given per run's values (_Exact)
+                ptr[j, :] = offset
+                continue
             event = rank[s.event]
             by_event = np.argsort(event, kind="stable")
             tables.append(s.rows[by_event])
@@ -1141,11 +1272,12 @@ class SequenceQuery(IncrementalQuery):
         sol = np.ascontiguousarray(
             np.concatenate(tables) if offset else np.zeros((0, self.width), np.int32)
         )
+        exact = _Exact(chunk, seen, len(found), n, sol, ptr)
         for a in self.automata:
             carried = a.carried
             if replay:
                 carried = automaton.Carried.empty(self.width, carried.gaps)
-            while True:  # again while FILTER rows no program decides come up
+            while True:  # again while FILTER rows or exact GPMs' keys come up
                 stored = self._stored()
                 values = self.dictionary.values
                 out = automaton.run_partitions(
@@ -1161,12 +1293,19 @@ class SequenceQuery(IncrementalQuery):
                     a.again,
                     a.op_gpm,
                     a.op_stream,
-                    ptr,
-                    sol,
+                    exact.ptr,
+                    exact.sol,
                     self.gpm_bind,
                     self.gpm_nbind,
                     self.gpm_f_lo,
                     self.gpm_f_hi,
+                    self.gpm_exact,
+                    self.gpm_ment,
+                    self.gpm_nment,
+                    exact.ex_ptr,
+                    exact.ex_key,
+                    exact.ex_lo,
+                    exact.ex_hi,
                     self.f_lo,
                     self.f_hi,
                     self.f_mask,
@@ -1191,10 +1330,15 @@ class SequenceQuery(IncrementalQuery):
                     int(chunk.time[-1]),
                     self.max_runs,
                 )
-                m_rows, times, runs, run_rows, status, _, open_f, open_rows = out
-                if len(open_f) == 0 or status != automaton.STATUS_OK:
+                m_rows, times, runs, run_rows, status, _, open_f, open_rows, asked, keys = out
+                if status != automaton.STATUS_OK:
                     break
-                self._decide(open_f, open_rows)
+                if len(asked):
+                    self._exactly(exact, asked, keys)
+                elif len(open_f):
+                    self._decide(open_f, open_rows)
+                else:
+                    break
             if status == automaton.STATUS_TOO_MANY_RUNS:
                 raise UserError(
                     f"more than max_runs = {self.max_runs} runs of the automaton are open at "
@@ -1264,8 +1408,104 @@ class SequenceQuery(IncrementalQuery):
             np.concatenate([p.at for p in found]),
         )
 
+    def _remember_events(
+        self,
+        chunk: _Chunk,
+        keyed_ev: np.ndarray,
+        keyed_part: np.ndarray,
+        keyless: np.ndarray,
+    ) -> None:
+        """Keep the events of the streams of negated items with an exact GPM, with their
+        partitions (-1: none, in every partition), for the gaps of the open windows."""
+        mine = np.flatnonzero(np.isin(chunk.stream, self._exact_streams))
+        if len(mine) == 0:
+            return
+        old = self._neg_events
+        base = 0 if old is None else len(old.time)
+        renumber = np.full(len(chunk.time), -1, np.int64)
+        renumber[mine] = np.arange(len(mine)) + base
+        free = mine[keyless[mine]]
+        keyed = np.isin(keyed_ev, mine) & ~keyless[keyed_ev]
+        events = np.concatenate([renumber[free], renumber[keyed_ev[keyed]]])
+        parts = np.concatenate(
+            [np.full(len(free), -1, np.int32), keyed_part[keyed].astype(np.int32)]
+        )
+        taken = chunk.take(mine)
+        kept = taken if old is None else _Chunk.join(old, taken)
+        member_ev = np.concatenate([self._neg_member[0], events])
+        member_part = np.concatenate([self._neg_member[1], parts])
+        if self.within >= 0:
+            bound = self._kept_from(int(chunk.time[0]))
+            first = int(np.searchsorted(kept.time, bound))
+            if first:
+                keep = member_ev >= first
+                member_ev, member_part = member_ev[keep] - first, member_part[keep]
+                kept = kept.take(np.arange(first, len(kept.time)))
+        self._neg_events = kept
+        self._neg_member = (member_ev, member_part)
+
+    def _occurs_exactly(self, item: _Negated, mu: Mu, part: int, lo: int, hi: int) -> bool:
+        """Whether a negated item with an exact GPM matches, under ``μ``, at an instant
+        of ``lo..hi`` on events of partition ``part`` (the oracle's reading: each operand
+        under ``μ`` on the instant's events of its stream, their solutions compatible)."""
+        kept = self._neg_events
+        if kept is None or lo > hi:
+            return False
+        member_ev, member_part = self._neg_member
+        ok = (member_part == part) | (member_part == -1)
+        events = np.unique(member_ev[ok])
+        events = events[(kept.time[events] >= lo) & (kept.time[events] <= hi)]
+        streams = {self.streams.index(self.gpms[o].stream) for o in item.operands}
+        events = events[np.isin(kept.stream[events], list(streams))]
+        graphs: dict[int, frozenset[Triple]] = {}
+        for t in np.unique(kept.time[events]).tolist():
+            at = events[kept.time[events] == t]
+            hits: list[list[Mu]] = []
+            for o in item.operands:
+                stream = self.streams.index(self.gpms[o].stream)
+                found: list[Mu] = []
+                for e in at[kept.stream[at] == stream].tolist():
+                    graph = graphs.get(e)
+                    if graph is None:
+                        graph = graphs[e] = _graph_of(kept, e, self.dictionary)
+                    found += self._gpm_exactly(o, graph, mu)
+                    self.stats.inexact_rows += 1
+                hits.append(found)
+            if all(hits) and any(
+                all(a.compatible(b) for a, b in itertools.combinations(combo, 2))
+                for combo in itertools.product(*hits)
+            ):
+                return True
+        return False
+
     def _absent(self, a: _Automaton, done: _Pending) -> np.ndarray:
         """Which of the matches ``done`` no negated item matches in its gap."""
+        exact = [
+            i for i, n in enumerate(a.variant.negated) if any(self.gpm_exact[o] for o in n.operands)
+        ]
+        if exact:
+            keep = self._absent_compiled(a, done, exact)
+            names = list(self.slots.items())
+            for m in np.flatnonzero(keep).tolist():
+                row = done.rows[m]
+                mu = Mu({n: self.dictionary.term(int(row[k])) for n, k in names if row[k] >= 0})
+                for i in exact:
+                    item = a.variant.negated[i]
+                    lo, hi = int(done.lo[m, i]), int(done.hi[m, i])
+                    if self._occurs_exactly(item, mu, int(done.part[m]), lo, hi):
+                        keep[m] = False
+                        break
+            return keep
+        return self._absent_compiled(a, done, [])
+
+    def _absent_compiled(self, a: _Automaton, done: _Pending, skip: list[int]) -> np.ndarray:
+        """:meth:`_absent` for the items without an exact GPM (``skip``: the others)."""
+        if skip:
+            lo = done.lo.copy()
+            lo[:, skip] = 1
+            hi = done.hi.copy()
+            hi[:, skip] = 0
+            done = _Pending(done.rows, done.t1, done.t2, done.at, done.part, lo, hi)
         n = len(self.gpms)
         neg_lo = np.searchsorted(self._neg_gpm, np.arange(n), "left")
         neg_hi = np.searchsorted(self._neg_gpm, np.arange(n), "right")
@@ -1307,6 +1547,67 @@ class SequenceQuery(IncrementalQuery):
             if len(open_f) == 0:
                 return np.asarray(keep, bool)
             self._decide(open_f, open_rows)
+
+    def _exactly(self, exact: _Exact, asked: np.ndarray, keys: np.ndarray) -> None:
+        """The solutions of exact GPMs the kernel asked for: ``{μ} ⋈ ⟦μ(P)⟧_G`` on the
+        event's graph with ``μ`` the run's values of the variables the GPM names (Def. 7
+        under the run), joined with the knowledge base part (Def. 15), by pyoxigraph as
+        the oracle evaluates them."""
+        table, _ = unique_rows(np.concatenate([asked.astype(np.int32), keys], axis=1))
+        for row in table:
+            gi, e = int(row[0]), int(row[1])
+            key = row[2:]
+            mu = Mu(
+                {
+                    name: self.dictionary.term(int(key[slot]))
+                    for name, slot in self.slots.items()
+                    if key[slot] >= 0
+                }
+            )
+            found = self._gpm_exactly(gi, exact.graph(int(exact.seen[e]), self.dictionary), mu)
+            exact.add(gi, e, key, self._rows_of(found))
+            self.stats.inexact_rows += 1
+        exact.tables()
+
+    def _gpm_exactly(self, gi: int, graph: frozenset[Triple], mu: Mu) -> list[Mu]:
+        """``{μ} ⋈ ⟦μ(P)⟧_G`` for GPM ``gi`` on ``graph``, with its knowledge base part."""
+        gpm = self.gpms[gi]
+        found = self.matcher.match(gpm.pattern, graph, bound=mu)
+        if gpm.graph_kb is not None and found:
+            kb = self.kb_graphs[gi]
+            found = [
+                nu for part in found for nu in self.matcher.match(gpm.graph_kb.pattern, kb, part)
+            ]
+        return found
+
+    def _rows_of(self, found: list[Mu]) -> np.ndarray:
+        """Mappings as rows of term ids (-1: unbound)."""
+        rows = np.full((len(found), self.width), -1, np.int32)
+        for r, mu in enumerate(found):
+            for name, term in mu.items():
+                slot = self.slots.get(name)
+                if slot is not None:
+                    rows[r, slot] = self.dictionary.intern(to_nt(term))
+        return rows
+
+    def _alone_exactly(self, gi: int, batch: TripleBatch, events: np.ndarray) -> Solutions:
+        """An exact GPM's solutions alone on ``events`` of the batch (its keys, choice 9)."""
+        chunk = _Chunk(
+            batch.event_end.astype(np.int64),
+            batch.event_stream.astype(np.int32),
+            batch.triple_event.astype(np.int32),
+            batch.s,
+            batch.p,
+            batch.o,
+        )
+        event: list[np.ndarray] = [np.zeros(0, np.int32)]
+        rows: list[np.ndarray] = [np.zeros((0, self.width), np.int32)]
+        for e in events.tolist():
+            found = self._rows_of(self._gpm_exactly(gi, _graph_of(chunk, e, self.dictionary), Mu()))
+            event.append(np.full(len(found), e, np.int32))
+            rows.append(found)
+            self.stats.inexact_rows += 1
+        return Solutions(np.concatenate(event), np.concatenate(rows))
 
     def _decide(self, f: np.ndarray, rows: np.ndarray) -> None:
         """The exact verdicts of deferred FILTER rows no program decided (the values of the

@@ -320,7 +320,7 @@ def owner(key: Key, partitions: int) -> int:
 class Router:
     """The keys of events and the partitions they go to (module docstring, 2): an event's
     keys are the key variables in the solutions of each GPM of its stream on it, alone
-    (SPAseq choice 9; ``rsep.engine.nfa_runtime`` computes them the same way)."""
+    (SPAseq choice 9; ``SequenceQuery.event_keys`` computes them the same way)."""
 
     scheme: Scheme
     graphs: Mapping[str, Any]
