@@ -263,7 +263,7 @@ class TermDictionary:
     def nodes(self, ids: np.ndarray) -> list[Node]:
         """The pyoxigraph terms of ``ids``."""
         nodes = self._nodes
-        return [nodes[i] or self.node(i) for i in np.asarray(ids).tolist()]
+        return [self.node(i) if (n := nodes[i]) is None else n for i in np.asarray(ids).tolist()]
 
     @property
     def values(self) -> TypedValues:
