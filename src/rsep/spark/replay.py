@@ -1,8 +1,9 @@
 """Batch replay on the per-event engine: a plan the columnar engine does not take
-(:func:`rsep.engine.sequence.columnar_reason`: other languages, SPAseq negation and
-optional steps, a FILTER its programs cannot decide) evaluated over stream files or the
-event store by :func:`rsep.engine.incremental_query` inside Spark tasks (``rsep run
---engine spark``; :mod:`rsep.spark.columnar` runs the other plans).
+(:func:`rsep.engine.sequence.columnar_reason`: RSP-QL, RSEP-QL, EP-SPARQL and CQELS-CEP)
+or inputs its job does not read (CSR-Bench folders, time-varying graphs), evaluated over
+stream files, the event store or a DataFrame of triples by
+:func:`rsep.engine.incremental_query` inside Spark tasks (``rsep run --engine spark``;
+:mod:`rsep.spark.columnar` runs the other plans).
 
 The job, stage by stage (docs/architecture.md):
 
