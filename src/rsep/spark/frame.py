@@ -8,16 +8,17 @@ ignored). An event is the rows of one stream, event id and time.
 
 - **Batch**: the plan runs as ``rsep run --engine spark`` runs it over files, lazily, as
   the rest of the user's job: the columnar engine for the plans it takes
-  (:func:`rsep.spark.columnar.columnar_frame`: rows ranged by time over read tasks that
+  (:func:`rsep.spark.columnar.columnar_frame`: rows hashed by time over read tasks that
   read them as the event store's reader does), else the per-event engine
   (:func:`rsep.spark.replay.replay_frame`); the answers merged in Spark, in one partition
   in time order. Nothing is collected on the driver.
 - **Streaming**: the rows of each micro-batch are put together into events in tasks (an
-  event's rows must come in one micro-batch), prefiltered and routed as a live query's
-  records are (:class:`rsep.spark.live.EventRows`), and evaluated by the live query's
-  state function (:func:`rsep.spark.live.evaluated`: event-time watermark, the evaluators
-  in the RocksDB state store); the answers of each micro-batch, in append mode, for the
-  user's ``writeStream`` and checkpoint.
+  event's rows must come in one micro-batch; rows at or before the watermark are late),
+  prefiltered and routed as a live query's records are
+  (:class:`rsep.spark.live.EventRows`), and evaluated by the live query's state function
+  (:func:`rsep.spark.live.evaluated`: event-time watermark, the evaluators in the RocksDB
+  state store); the answers of each micro-batch, in append mode, for the user's
+  ``writeStream`` and checkpoint.
 
 Answers are columns (:func:`answer_columns`): ``time``, then for SELECT the match's
 ``interval_start`` and ``interval_end`` and a column per projected variable (``SELECT *``:
