@@ -244,12 +244,13 @@ def _merge(
 ) -> bool:
     """Whether solution ``s`` of GPM ``gi`` is compatible with mapping row ``r`` on the
     variables it binds (SPARQL 1.1 sec. 18.3; terms compared by stored form, as
-    ``⟦μ(P)⟧_G`` matches them, SPAseq Def. 7); their union in ``merged``."""
+    ``⟦μ(P)⟧_G`` matches them, SPAseq Def. 7); their union in ``merged``. A solution row
+    holds the GPM's variables only, in the order of ``gpm_bind``."""
     for z in range(rows.shape[1]):
         merged[z] = rows[r, z]
     for b in range(gpm_nbind[gi]):
         slot = gpm_bind[gi, b]
-        value = sol[s, slot]
+        value = sol[s, b]
         if value < 0:
             continue
         have = rows[r, slot]
@@ -385,7 +386,7 @@ def run_partitions(
     solutions (each costs atomic reference counts), and buffers grow before a run's step
     to a bound of what it can add."""
     n_steps = step_op_lo.shape[0]
-    width = sol.shape[1]
+    width = part_start.shape[1]  # a mapping row: a term id per variable
     columns = carried.shape[1]
     n_gaps = (columns - _COLUMNS) // 2
     matches = np.empty((64, width), np.int32)

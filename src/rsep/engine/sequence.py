@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from numba import njit
 from pyoxigraph import Triple
 
 from rsep.algebra.events import (
@@ -414,6 +415,27 @@ class _Chunk:
             self.o[rows],
         )
 
+    def head(self, k: int) -> tuple[_Chunk, _Chunk]:
+        """The first ``k`` events and the others, with their triples (slices when the
+        triples are in event order, as a reader gives them)."""
+        te = self.triple_event
+        if len(te) and not bool(np.all(te[:-1] <= te[1:])):
+            n = len(self.time)
+            return self.take(np.arange(k)), self.take(np.arange(k, n))
+        cut = int(np.searchsorted(te, k))
+        first = _Chunk(
+            self.time[:k], self.stream[:k], te[:cut], self.s[:cut], self.p[:cut], self.o[:cut]
+        )
+        rest = _Chunk(
+            self.time[k:],
+            self.stream[k:],
+            (te[cut:] - k).astype(np.int32),
+            self.s[cut:],
+            self.p[cut:],
+            self.o[cut:],
+        )
+        return first, rest
+
     @staticmethod
     def join(a: _Chunk, b: _Chunk) -> _Chunk:
         return _Chunk(
@@ -626,8 +648,16 @@ class _Exact:
     values of the variables it names) a range of rows appended to the solution table."""
 
     def __init__(
-        self, chunk: _Chunk, seen: np.ndarray, gpms: int, n: int, sol: np.ndarray, ptr: np.ndarray
+        self,
+        chunk: _Chunk,
+        seen: np.ndarray,
+        gpms: int,
+        n: int,
+        sol: np.ndarray,
+        ptr: np.ndarray,
+        width: int,
     ) -> None:
+        self.width = width  # of a key: a mapping row
         self.chunk = chunk
         self.seen = seen
         self.gpms = gpms
@@ -649,7 +679,14 @@ class _Exact:
         self.entries.append((gpm, event, key, rows))
 
     def tables(self) -> None:
-        width = self.base.shape[1]
+        """The kernel's arrays for the solutions given so far."""
+        width = self.width
+        if not self.entries:
+            self.ex_key = np.zeros((0, width), np.int32)
+            self.ex_lo = self.ex_hi = np.zeros(0, np.int64)
+            self.sol, self.ptr = self.base, self.base_ptr
+            self.ex_ptr = np.zeros((self.gpms, self.n + 1), np.int64)
+            return
         entries = sorted(self.entries, key=lambda x: (x[0], x[1]))
         k = len(entries)
         self.ex_key = np.zeros((k, width), np.int32)
@@ -677,8 +714,6 @@ class _Exact:
                     counts[entries[x][1]] += self.ex_hi[x] - self.ex_lo[x]
                 self.ptr[g, 0] = 0
                 self.ptr[g, 1:] = np.cumsum(counts)
-        if k == 0:
-            self.ex_ptr = np.zeros((self.gpms, self.n + 1), np.int64)
 
 
 class SequenceQuery(IncrementalQuery):
@@ -782,7 +817,7 @@ class SequenceQuery(IncrementalQuery):
         self._neg_gpm = np.zeros(0, np.int64)
         self._neg_time = np.zeros(0, np.int64)
         self._neg_part = np.zeros(0, np.int32)
-        self._neg_rows = np.zeros((0, self.width), np.int32)
+        self._neg_rows = np.zeros((0, self.gpm_bind.shape[1]), np.int32)
         self._keyless: _Chunk | None = None  # events without a key, for late partitions
 
     def _programs(self) -> None:
@@ -942,10 +977,8 @@ class SequenceQuery(IncrementalQuery):
                 "must come in time order"
             )
         chunk = _reorder(chunk, order)
-        top = chunk.time[-1]
-        whole = np.flatnonzero(chunk.time < top)
-        self._held = chunk.take(np.flatnonzero(chunk.time == top))
-        return self._evaluate(chunk.take(whole)) if len(whole) else []
+        whole, self._held = chunk.head(int(np.searchsorted(chunk.time, chunk.time[-1])))
+        return self._evaluate(whole) if len(whole.time) else []
 
     def _evaluate(self, chunk: _Chunk) -> list[Result]:
         """Whole instants through the automaton; their results."""
@@ -1102,15 +1135,15 @@ class SequenceQuery(IncrementalQuery):
         known = getattr(self, "_stored_ids", np.zeros(0, np.int32))
         if len(known) == n:
             return known
-        out = np.empty(n, np.int32)
+        out = np.arange(n, dtype=np.int32)
         out[: len(known)] = known
-        for ident in range(len(known), n):
-            out[ident] = ident
-            if values.kind[ident] == KIND_LITERAL:
-                term = self.dictionary.term(ident)
-                stored = self.forms.stored_form(term)  # type: ignore[arg-type]
-                if stored != term:
-                    out[ident] = self.dictionary.intern(to_nt(stored))
+        literals = np.flatnonzero(values.kind[len(known) : n] == KIND_LITERAL) + len(known)
+        terms = [self.dictionary.term(int(ident)) for ident in literals]
+        self.forms.learn(terms)  # type: ignore[arg-type]  # one pyoxigraph store for all
+        for ident, term in zip(literals.tolist(), terms, strict=True):
+            stored = self.forms.stored_form(term)  # type: ignore[arg-type]
+            if stored != term:
+                out[ident] = self.dictionary.intern(to_nt(stored))
         if len(self.dictionary) > n:  # stored forms added terms: theirs are themselves
             extra = np.arange(n, len(self.dictionary), dtype=np.int32)
             out = np.concatenate([out, extra])
@@ -1222,7 +1255,7 @@ class SequenceQuery(IncrementalQuery):
             gpm.append(np.full(len(at), g, np.int64))
             time.append(chunk.time[s.event[at]])
             part.append(np.concatenate(parts))
-            rows.append(s.rows[at])
+            rows.append(self._compact(g, s.rows[at]))
         g_all = np.concatenate(gpm)
         t_all = np.concatenate(time)
         order = np.lexsort((t_all, g_all))
@@ -1246,9 +1279,10 @@ class SequenceQuery(IncrementalQuery):
     ) -> None:
         """The chunk's (event, partition) pairs through each variant's kernel, from the
         runs carried in (``replay``: new partitions, from none, their runs added)."""
-        order = np.lexsort((pe_event, chunk.time[pe_event], pe_part))
-        pe_event, pe_part = pe_event[order], pe_part[order]
         n = len(chunk.time)
+        # by partition, time and event: the chunk's events are in time order
+        order = np.argsort(pe_part.astype(np.int64) * n + pe_event, kind="stable")
+        pe_event, pe_part = pe_event[order], pe_part[order]
         # events renumbered in the order the kernel meets them (partition by partition), so
         # that it reads the solution tables front to back
         rank, seen = _first_seen(pe_event, n)
@@ -1262,17 +1296,14 @@ class SequenceQuery(IncrementalQuery):
             if self.gpm_exact[j]:  # solutions given per run's values (_Exact)
                 ptr[j, :] = offset
                 continue
-            event = rank[s.event]
-            by_event = np.argsort(event, kind="stable")
-            tables.append(s.rows[by_event])
-            counts = np.bincount(event, minlength=n)
-            ptr[j, 1:] = np.cumsum(counts) + offset
-            ptr[j, 0] = offset
+            by_event, bounds = _grouped(rank[s.event], n)
+            tables.append(self._compact(j, s.rows)[by_event])
+            ptr[j] = bounds + offset
             offset += len(s.event)
         sol = np.ascontiguousarray(
-            np.concatenate(tables) if offset else np.zeros((0, self.width), np.int32)
+            np.concatenate(tables) if offset else np.zeros((0, self.gpm_bind.shape[1]), np.int32)
         )
-        exact = _Exact(chunk, seen, len(found), n, sol, ptr)
+        exact = _Exact(chunk, seen, len(found), n, sol, ptr, self.width)
         for a in self.automata:
             carried = a.carried
             if replay:
@@ -1565,7 +1596,7 @@ class SequenceQuery(IncrementalQuery):
                 }
             )
             found = self._gpm_exactly(gi, exact.graph(int(exact.seen[e]), self.dictionary), mu)
-            exact.add(gi, e, key, self._rows_of(found))
+            exact.add(gi, e, key, self._compact(gi, self._rows_of(found)))
             self.stats.inexact_rows += 1
         exact.tables()
 
@@ -1589,6 +1620,14 @@ class SequenceQuery(IncrementalQuery):
                 if slot is not None:
                     rows[r, slot] = self.dictionary.intern(to_nt(term))
         return rows
+
+    def _compact(self, gi: int, rows: np.ndarray) -> np.ndarray:
+        """GPM ``gi``'s solution rows with its own variables only (the kernel's layout,
+        ``gpm_bind``; -1 beyond them)."""
+        out = np.full((len(rows), self.gpm_bind.shape[1]), -1, np.int32)
+        k = int(self.gpm_nbind[gi])
+        out[:, :k] = rows[:, self.gpm_bind[gi, :k]]
+        return out
 
     def _alone_exactly(self, gi: int, batch: TripleBatch, events: np.ndarray) -> Solutions:
         """An exact GPM's solutions alone on ``events`` of the batch (its keys, choice 9)."""
@@ -1728,11 +1767,20 @@ def _distinct_events(chunk: _Chunk) -> _Chunk:
     bounds = np.concatenate([[0], np.cumsum(counts)])
     with np.errstate(over="ignore"):
         signature = total[bounds[1:]] - total[bounds[:-1]]
-    order = np.lexsort((signature, counts, chunk.stream, chunk.time))
+        key = (
+            signature
+            ^ (chunk.stream.astype(np.uint64) * _MIX[1])
+            ^ (counts.astype(np.uint64) * _MIX[2])
+        )
+    if len(chunk.time) and not bool(np.all(chunk.time[:-1] <= chunk.time[1:])):
+        order = np.lexsort((key, chunk.time))
+    else:  # in time order (as evaluated): sorted by key within each instant only
+        order = _by_key_within_instants(chunk.time, key)
     same = np.zeros(n, bool)
     a, b = order[1:], order[:-1]
     candidates = (
         (chunk.time[a] == chunk.time[b])
+        & (key[a] == key[b])
         & (chunk.stream[a] == chunk.stream[b])
         & (counts[a] == counts[b])
         & (signature[a] == signature[b])
@@ -1762,6 +1810,25 @@ def _distinct_events(chunk: _Chunk) -> _Chunk:
     return chunk.take(np.flatnonzero(~same))
 
 
+@njit(cache=True)
+def _by_key_within_instants(time: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """The events in time order, those of one instant sorted by ``key`` (``time`` sorted):
+    a sort per instant instead of one over the chunk."""
+    n = time.shape[0]
+    order = np.arange(n)
+    lo = 0
+    while lo < n:
+        hi = lo + 1
+        while hi < n and time[hi] == time[lo]:
+            hi += 1
+        if hi - lo > 1:
+            inner = np.argsort(key[lo:hi], kind="mergesort")
+            for i in range(hi - lo):
+                order[lo + i] = lo + inner[i]
+        lo = hi
+    return order
+
+
 def _reorder(chunk: _Chunk, order: np.ndarray) -> _Chunk:
     """The chunk's events in ``order`` (a permutation), triples renumbered."""
     if np.all(order[:-1] < order[1:]):
@@ -1780,15 +1847,39 @@ def _reorder(chunk: _Chunk, order: np.ndarray) -> _Chunk:
     )
 
 
+@njit(cache=True)
 def _first_seen(events: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """A renumbering of ``n`` events in the order of their first appearance in
     ``events`` (the others after them): each event's new number, and the events in the
     new order."""
-    _, first = np.unique(events, return_index=True)
-    met = events[np.sort(first)]
-    missing = np.ones(n, bool)
-    missing[met] = False
-    seen = np.concatenate([met, np.flatnonzero(missing)]).astype(np.int64)
-    rank = np.empty(n, np.int32)
-    rank[seen] = np.arange(n, dtype=np.int32)
+    rank = np.full(n, -1, np.int32)
+    seen = np.empty(n, np.int64)
+    k = 0
+    for e in events:
+        if rank[e] < 0:
+            rank[e] = k
+            seen[k] = e
+            k += 1
+    for e in range(n):
+        if rank[e] < 0:
+            rank[e] = k
+            seen[k] = e
+            k += 1
     return rank, seen
+
+
+@njit(cache=True)
+def _grouped(event: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows grouped by their event (``0 <= event < n``), in order within an event (a
+    counting sort): the rows' order and each event's first row (``n + 1`` bounds)."""
+    bounds = np.zeros(n + 1, np.int64)
+    for e in event:
+        bounds[e + 1] += 1
+    for e in range(n):
+        bounds[e + 1] += bounds[e]
+    at = bounds[:-1].copy()
+    order = np.empty(event.shape[0], np.int64)
+    for i in range(event.shape[0]):
+        order[at[event[i]]] = i
+        at[event[i]] += 1
+    return order, bounds
