@@ -421,11 +421,13 @@ def answer_of(result: Result, steps: int) -> Answer:
 
 
 class RssSampler:
-    """Peak resident memory of a process and its descendants, sampled from ``/proc`` every
-    ``every`` seconds by a thread (Linux; elsewhere ``ru_maxrss`` of this process)."""
+    """Peak resident memory of a process and (``tree``) its descendants, sampled from
+    ``/proc`` every ``every`` seconds by a thread (Linux; elsewhere ``ru_maxrss`` of this
+    process)."""
 
-    def __init__(self, pid: int | None = None, every: float = 0.05) -> None:
+    def __init__(self, pid: int | None = None, every: float = 0.05, *, tree: bool = True) -> None:
         self.pid = pid if pid is not None else os.getpid()
+        self.tree = tree
         self.every = every
         self.peak = 0
         self._stop = threading.Event()
@@ -458,7 +460,7 @@ class RssSampler:
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         total = 0
         page = os.sysconf("SC_PAGE_SIZE")
-        for pid, _ in process_tree(self.pid):
+        for pid in [p for p, _ in process_tree(self.pid)] if self.tree else [self.pid]:
             with contextlib.suppress(OSError, IndexError, ValueError):
                 total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
         return total
@@ -562,7 +564,9 @@ def measure(point: Point, data: Data) -> Measurement:
         get_session()
     answers: list[Any]  # rsep's results, or a baseline's answers
     clock = tree_cpu_seconds if point.system == "spark" else time.process_time
-    with RssSampler() as rss:
+    # an in-process system's own memory (a JVM a Spark session left in this process is not
+    # its), Spark's with its JVM and Python workers
+    with RssSampler(tree=point.system == "spark") as rss:
         started, cpu = time.perf_counter(), clock()
         if point.system == "rsep":
             answers, events = _rsep_local(point, query, data, kb)
