@@ -313,7 +313,7 @@ def _holds(
     return int(verdict)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_partitions(
     ev_time: np.ndarray,
     ev_stream: np.ndarray,
@@ -790,7 +790,7 @@ def run_partitions(
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def absent(
     m_rows: np.ndarray,
     m_part: np.ndarray,

@@ -1810,7 +1810,7 @@ def _distinct_events(chunk: _Chunk) -> _Chunk:
     return chunk.take(np.flatnonzero(~same))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _by_key_within_instants(time: np.ndarray, key: np.ndarray) -> np.ndarray:
     """The events in time order, those of one instant sorted by ``key`` (``time`` sorted):
     a sort per instant instead of one over the chunk."""
@@ -1847,7 +1847,7 @@ def _reorder(chunk: _Chunk, order: np.ndarray) -> _Chunk:
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_seen(events: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """A renumbering of ``n`` events in the order of their first appearance in
     ``events`` (the others after them): each event's new number, and the events in the
@@ -1868,7 +1868,7 @@ def _first_seen(events: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return rank, seen
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grouped(event: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows grouped by their event (``0 <= event < n``), in order within an event (a
     counting sort): the rows' order and each event's first row (``n + 1`` bounds)."""
