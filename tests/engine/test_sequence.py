@@ -244,15 +244,6 @@ def test_differential(family: str, data: st.DataObject) -> None:
     differential(family, data)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_differential_share(family: str) -> None:
-    """The differential run above compared non-empty answers in at least half the cases it
-    could run (counted over the run, so that agreement on nothing is not agreement)."""
-    if not TRIED[family]:
-        pytest.skip("the differential test did not run in this session")
-    assert SEEN[family] >= TRIED[family] // 2, (SEEN[family], TRIED[family])
-
-
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("family", FAMILIES)
 @SLOW
@@ -260,6 +251,15 @@ def test_differential_share(family: str) -> None:
 def test_differential_slow(family: str, data: st.DataObject) -> None:
     """10,000 per family (marked exhaustive)."""
     differential(family, data)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_differential_share(family: str) -> None:
+    """The differential run above compared non-empty answers in at least half the cases it
+    could run (counted over the run, so that agreement on nothing is not agreement)."""
+    if not TRIED[family]:
+        pytest.skip("the differential test did not run in this session")
+    assert SEEN[family] >= TRIED[family] // 2, (SEEN[family], TRIED[family])
 
 
 def test_partition_by_key_contiguity() -> None:

@@ -639,15 +639,6 @@ def test_differential(family: str, data: st.DataObject) -> None:
     differential(family, data.draw(cases(family)))
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_differential_share(family: str) -> None:
-    """The differential runs compared non-empty answers in at least half the cases they
-    could compare (so that agreement on nothing is not agreement)."""
-    if not TRIED[family]:
-        pytest.skip("the differential test did not run in this session")
-    assert SEEN[family] >= TRIED[family] // 2, (SEEN[family], TRIED[family])
-
-
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("family", FAMILIES)
 @SLOW
@@ -655,6 +646,15 @@ def test_differential_share(family: str) -> None:
 def test_differential_slow(family: str, data: st.DataObject) -> None:
     """10,000 per family (marked exhaustive)."""
     differential(family, data.draw(cases(family)))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_differential_share(family: str) -> None:
+    """The differential runs compared non-empty answers in at least half the cases they
+    could compare (so that agreement on nothing is not agreement)."""
+    if not TRIED[family]:
+        pytest.skip("the differential test did not run in this session")
+    assert SEEN[family] >= TRIED[family] // 2, (SEEN[family], TRIED[family])
 
 
 # Bounded state and checkpoints -------------------------------------------------------------
