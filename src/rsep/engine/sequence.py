@@ -643,6 +643,25 @@ def _graph_of(chunk: _Chunk, event: int, dictionary: TermDictionary) -> frozense
     )
 
 
+_FilterArgs = tuple[
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+]
+"""The kernels' FILTER arguments (:meth:`SequenceQuery._filters`)."""
+
+
 class _Exact:
     """The solutions of exact GPMs given so far for one kernel input: per (GPM, event,
     values of the variables it names) a range of rows appended to the solution table."""
@@ -1310,7 +1329,6 @@ class SequenceQuery(IncrementalQuery):
                 carried = automaton.Carried.empty(self.width, carried.gaps)
             while True:  # again while FILTER rows or exact GPMs' keys come up
                 stored = self._stored()
-                values = self.dictionary.values
                 out = automaton.run_partitions(
                     ev_time,
                     ev_stream,
@@ -1337,20 +1355,7 @@ class SequenceQuery(IncrementalQuery):
                     exact.ex_key,
                     exact.ex_lo,
                     exact.ex_hi,
-                    self.f_lo,
-                    self.f_hi,
-                    self.f_mask,
-                    self.f_nmask,
-                    self.f_used,
-                    self._known_f,
-                    self._known_rows,
-                    self._known_value,
-                    self.ops,
-                    self.args,
-                    values.kind,
-                    values.numeric,
-                    values.number,
-                    values.exact,
+                    *self._filters(),
                     stored,
                     self.t0,
                     self.within,
@@ -1541,7 +1546,6 @@ class SequenceQuery(IncrementalQuery):
         neg_lo = np.searchsorted(self._neg_gpm, np.arange(n), "left")
         neg_hi = np.searchsorted(self._neg_gpm, np.arange(n), "right")
         while True:  # again while FILTER rows no program decides come up
-            values = self.dictionary.values
             keep, open_f, open_rows = automaton.absent(
                 np.ascontiguousarray(done.rows),
                 done.part,
@@ -1559,20 +1563,7 @@ class SequenceQuery(IncrementalQuery):
                 self.gpm_nbind,
                 self.gpm_f_lo,
                 self.gpm_f_hi,
-                self.f_lo,
-                self.f_hi,
-                self.f_mask,
-                self.f_nmask,
-                self.f_used,
-                self._known_f,
-                self._known_rows,
-                self._known_value,
-                self.ops,
-                self.args,
-                values.kind,
-                values.numeric,
-                values.number,
-                values.exact,
+                *self._filters(),
                 self._stored(),
             )
             if len(open_f) == 0:
@@ -1647,6 +1638,27 @@ class SequenceQuery(IncrementalQuery):
             rows.append(found)
             self.stats.inexact_rows += 1
         return Solutions(np.concatenate(event), np.concatenate(rows))
+
+    def _filters(self) -> _FilterArgs:
+        """The deferred FILTERs' programs, the verdicts given and the terms' typed values,
+        as the kernels take them."""
+        values = self.dictionary.values
+        return (
+            self.f_lo,
+            self.f_hi,
+            self.f_mask,
+            self.f_nmask,
+            self.f_used,
+            self._known_f,
+            self._known_rows,
+            self._known_value,
+            self.ops,
+            self.args,
+            values.kind,
+            values.numeric,
+            values.number,
+            values.exact,
+        )
 
     def _decide(self, f: np.ndarray, rows: np.ndarray) -> None:
         """The exact verdicts of deferred FILTER rows no program decided (the values of the
