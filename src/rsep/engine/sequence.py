@@ -296,7 +296,7 @@ def describe(plan: Plan) -> str:
     if reason is not None:
         return (
             f"  columnar      no: {reason}\n"
-            "  evaluated by  the per-event engine (rsep.engine.incremental_query)\n"
+            "  evaluated by  none in this process (the oracle: --engine reference)\n"
         )
     plan = apply_profile(plan)
     read = _steps(plan)
