@@ -1,5 +1,6 @@
 """The scripts of examples/api run as a user runs them (from the repository's root) and say
-what they found; the one on real data skips when ../shared is absent."""
+what they found; the use cases' scripts are run and checked by
+tests/examples/test_api_use_cases.py."""
 
 from __future__ import annotations
 
@@ -10,26 +11,26 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "data"
 
 SCRIPTS = {
     "rspql_background_graph.py": "11 answers",
     "epsparql_rules.py": "0 agencies without the rule",
     "incremental_feed.py": "400 events pushed, 176 answers",
-    "stock_vshape_table.py": "8 V shapes",
 }
-"""Each script and a line its output holds (the stock example: examples/uc4-stock's 8)."""
+"""Each script and a line its output holds."""
+USE_CASES = REPO / "tests" / "examples" / "test_api_use_cases.py"
 
 
 def test_every_script_is_run() -> None:
-    assert {p.name for p in (REPO / "examples" / "api").glob("*.py")} == set(SCRIPTS)
+    """Each script of examples/api is run here or by the use cases' test module."""
+    others = {p.name for p in (REPO / "examples" / "api").glob("*.py")} - set(SCRIPTS)
+    assert others
+    assert all(f'"{name}"' in USE_CASES.read_text(encoding="utf-8") for name in others)
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_the_example_runs(script: str) -> None:
     path = REPO / "examples" / "api" / script
-    if "../shared" in path.read_text(encoding="utf-8") and not SHARED.is_dir():
-        pytest.skip(f"{script} reads ../shared/data, which is absent")
     done = subprocess.run(
         [sys.executable, str(path)], cwd=REPO, capture_output=True, text=True, timeout=600
     )
