@@ -7,6 +7,8 @@ import pytest
 from rsep.algebra.events import ConsumptionPolicy, InputUnit, SelectionPolicy, Strategy
 from rsep.algebra.params import (
     PARAMETERS,
+    Entailment,
+    EntailmentScope,
     Param,
     ParameterError,
     Parameters,
@@ -35,6 +37,8 @@ NAMES = [
     "input_unit",
     "timestamps",
     "profile",
+    "entailment",
+    "entailment.scope",
     "max_runs",
     "max_window_events",
 ]
@@ -198,3 +202,20 @@ def test_parameters_must_be_complete() -> None:
 def test_source_ranks() -> None:
     assert [s.rank for s in Source] == [0, 1, 2, 3, 4]
     assert str(Source.COMMAND_LINE) == "command line"
+
+
+def test_entailment_and_its_scope() -> None:
+    """``entailment`` (none | rdfs | owl_rl) and ``entailment.scope`` (background | stream |
+    both) read from text as PRAGMA and --set give them; a bad value names the allowed ones."""
+    params = Parameters.defaults()
+    assert params.entailment is Entailment.NONE
+    assert params.entailment_scope is EntailmentScope.BOTH
+    params = params.with_value("entailment", "OWL_RL", Source.QUERY_TEXT).with_value(
+        "entailment.scope", "stream", Source.COMMAND_LINE
+    )
+    assert params.entailment is Entailment.OWL_RL and params.show("entailment") == "owl_rl"
+    assert params.entailment_scope is EntailmentScope.STREAM
+    assert params.entailment_scope.stream and not params.entailment_scope.background
+    assert EntailmentScope.BOTH.stream and EntailmentScope.BOTH.background
+    with pytest.raises(ParameterError, match=r"allowed: none \| rdfs \| owl_rl"):
+        params.with_value("entailment", "owl_dl", Source.COMMAND_LINE)

@@ -173,7 +173,7 @@ def test_pragma_names_are_checked_and_values_left_to_the_plan() -> None:
         assert rejected(dialect, text) == (
             "line 2, column 3: PRAGMA speed names no parameter (known: window.t0, "
             "window.present, window.report, r2s, time_unit, lateness, strategy, selection, "
-            "consumption, input_unit, timestamps, profile)"
+            "consumption, input_unit, timestamps, profile, entailment, entailment.scope)"
         )
     parse_query("PRAGMA r2s = xstream SELECT * WHERE { ?s ?p ?o }", "rspql")
 

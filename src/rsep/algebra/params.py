@@ -37,6 +37,8 @@ from rsep.rdf.time import TimeUnit, datetime_to_ms, format_duration, parse_durat
 __all__ = [
     "PARAMETERS",
     "PLAN_ONLY",
+    "Entailment",
+    "EntailmentScope",
     "Param",
     "ParameterError",
     "ParameterSpec",
@@ -82,6 +84,43 @@ class Timestamps(Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class Entailment(Enum):
+    """Which consequences of the background ontology a query reads (``entailment``): none
+    (simple entailment, SPARQL 1.1 Sect. 18), the RDFS rules rdfs2, rdfs3, rdfs5, rdfs7,
+    rdfs9, rdfs11 (RDF 1.1 Semantics Sect. 9.2), or the OWL 2 RL/RDF rules (OWL 2 Profiles
+    Sect. 4.3); ``rsep.reasoning`` and docs/reasoning.md say which rules apply where."""
+
+    NONE = "none"
+    RDFS = "rdfs"
+    OWL_RL = "owl_rl"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class EntailmentScope(Enum):
+    """What ``entailment`` applies to (``entailment.scope``): the background graphs (each
+    materialised once, each snapshot of a time-varying graph on its own), each stream item
+    with the ontology's schema (EP-SPARQL Sect. 5, "Background knowledge"), or both."""
+
+    BACKGROUND = "background"
+    STREAM = "stream"
+    BOTH = "both"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def background(self) -> bool:
+        """Whether the background graphs are materialised."""
+        return self is not EntailmentScope.STREAM
+
+    @property
+    def stream(self) -> bool:
+        """Whether each stream item is entailed."""
+        return self is not EntailmentScope.BACKGROUND
 
 
 class Profile(Enum):
@@ -348,6 +387,23 @@ _SPECS: tuple[ParameterSpec, ...] = (
         "the engine whose report policy, streaming operator and present window to follow",
         "RSP-QL, comparison of C-SPARQL, CQELS and SPARQLstream; CSR-Bench profiles",
     ),
+    _spec_enum(
+        "entailment",
+        Entailment,
+        Entailment.NONE,
+        "which consequences of the background ontology the patterns read: none, the RDFS "
+        "rules or the OWL 2 RL rules",
+        "EP-SPARQL Sect. 5 (background knowledge) and Sect. 6 Test 2; RDF 1.1 Semantics "
+        "Sect. 9.2; OWL 2 Profiles Sect. 4.3",
+    ),
+    _spec_enum(
+        "entailment.scope",
+        EntailmentScope,
+        EntailmentScope.BOTH,
+        "what entailment applies to: the background graphs, each stream item with the "
+        "ontology's schema, or both",
+        "EP-SPARQL Sect. 5: streams reasoned with background knowledge",
+    ),
     ParameterSpec(
         name="max_runs",
         type_name="int",
@@ -386,6 +442,8 @@ _BUILT_IN_NOTES = {
     "input_unit": "RSEP-QL Def. 8-9 literally: I_i and Δ_i are sets of triples",
     "timestamps": "a stream item is (d, t) or (G, t) (RSP-QL Def. 9, RSEP-QL Def. 1)",
     "profile": "no engine profile: the other parameters apply as they are",
+    "entailment": "SPARQL 1.1 evaluates basic graph patterns under simple entailment",
+    "entailment.scope": "when entailment is asked, the background graphs and the stream items",
     "max_runs": "DESIGN.md: bound every state that can grow",
     "max_window_events": "DESIGN.md: bound every state that can grow",
 }
@@ -552,6 +610,16 @@ class Parameters(Mapping[str, Param[Any]]):
     def profile(self) -> Profile:
         """``profile``."""
         return cast(Profile, self.value("profile"))
+
+    @property
+    def entailment(self) -> Entailment:
+        """``entailment``."""
+        return cast(Entailment, self.value("entailment"))
+
+    @property
+    def entailment_scope(self) -> EntailmentScope:
+        """``entailment.scope``."""
+        return cast(EntailmentScope, self.value("entailment.scope"))
 
     @property
     def max_runs(self) -> int:

@@ -82,6 +82,8 @@ PARAMETER_NAMES: tuple[str, ...] = (
     "input_unit",
     "timestamps",
     "profile",
+    "entailment",
+    "entailment.scope",
 )
 
 SHARED_DEFAULTS: Mapping[str, Default] = {
@@ -89,6 +91,16 @@ SHARED_DEFAULTS: Mapping[str, Default] = {
         "triple",
         "only RSEP-QL consumes input (RSEP-QL Sect. 4.4), and its Def. 8-9 make the potential "
         "input a set of triples",
+    ),
+    "entailment": (
+        "none",
+        "SPARQL 1.1 matches basic graph patterns under simple entailment (Sect. 18); "
+        "C-SPARQL reasons with RDFS and EP-SPARQL with its background knowledge only when "
+        "asked (docs/reasoning.md)",
+    ),
+    "entailment.scope": (
+        "both",
+        "EP-SPARQL Sect. 5: background knowledge and streams are reasoned over together",
     ),
 }
 """The defaults of parameters only one paper defines, the same in every dialect: a dialect
