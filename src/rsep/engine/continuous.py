@@ -45,6 +45,7 @@ from pyoxigraph import (
 )
 
 from rsep.algebra.events import GraphPatternRef
+from rsep.algebra.params import Entailment, Parameters
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, Plan, Select
 from rsep.engine.query import IncrementalQuery
@@ -66,6 +67,8 @@ from rsep.rdf.event import Event
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
 from rsep.rdf.sparql import LiteralForms, instantiate
 from rsep.rdf.terms import RDF_LANG_STRING, XSD_STRING, Term
+from rsep.reasoning.closure import entail_events
+from rsep.reasoning.regime import MaterialisedGraph, background, engine_closure
 
 __all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying"]
 
@@ -325,8 +328,10 @@ class ContinuousWindowQuery(IncrementalQuery):
                 "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
             )
         self._sources: dict[str, frozenset[Triple] | TimeVarying] = {
-            iri: _source(given[iri]) for iri in wanted
+            iri: _background(params, _source(given[iri])) for iri in wanted
         }
+        self.closure = engine_closure(params, given)
+        """The ontology stream items are entailed with (``entailment``), or None."""
         static = {k: v for k, v in self._sources.items() if isinstance(v, frozenset)}
         super().__init__(plan, static)
         self.pattern = pattern
@@ -381,6 +386,8 @@ class ContinuousWindowQuery(IncrementalQuery):
         final: those at instants before the last event's time."""
         self._check_open()
         batch = list(events)
+        if self.closure is not None:
+            batch = entail_events(batch, self.closure)
         literals = [
             x.object
             for event in batch
@@ -623,6 +630,18 @@ class ContinuousWindowQuery(IncrementalQuery):
             buffer.end - max(buffer.offset, self._keep.get(iri, 0))
             for iri, buffer in self._buffers.items()
         )
+
+
+def _background(
+    params: Parameters, source: frozenset[Triple] | TimeVarying
+) -> frozenset[Triple] | TimeVarying:
+    """A background graph as ``entailment`` reads it (each instantaneous graph
+    materialised)."""
+    if params.entailment is Entailment.NONE or not params.entailment_scope.background:
+        return source
+    if isinstance(source, frozenset):
+        return background(params, source)
+    return MaterialisedGraph(params, source)
 
 
 def _source(graph: GraphSource) -> frozenset[Triple] | TimeVarying:

@@ -72,6 +72,8 @@ from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term
+from rsep.reasoning.closure import entail_events
+from rsep.reasoning.regime import background, engine_closure
 
 __all__ = ["EpsparqlQuery", "sigma"]
 
@@ -596,7 +598,11 @@ class EpsparqlQuery(InstantQuery):
         graphs: Mapping[str, frozenset[Triple]] | None = None,
     ) -> None:
         plan = apply_profile(plan)
-        super().__init__(plan, graphs)
+        params = plan.parameters
+        given = graphs or {}
+        self.closure = engine_closure(params, given)
+        """The ontology stream items are entailed with (``entailment``), or None."""
+        super().__init__(plan, {iri: background(params, g) for iri, g in given.items()})
         root = _root(plan)
         self.rules: tuple[Rule, ...] = plan.closure_rules
         self.templates = tuple(
@@ -657,6 +663,8 @@ class EpsparqlQuery(InstantQuery):
         """Take a batch of events in non-decreasing time (of every stream: ``S`` merges
         them); return the answers of every instant the batch completes."""
         self._check_open()
+        if self.closure is not None:
+            events = entail_events(events, self.closure)
         out: list[Result] = []
         for event in events:
             self._check_order(event)

@@ -26,7 +26,7 @@ into the results; the SELECT's projection and its ``(e AS ?v)`` expressions appl
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyoxigraph import (
     Triple,
@@ -41,6 +41,7 @@ from rsep.algebra.events import (
     Match,
     StreamBgp,
 )
+from rsep.algebra.params import Entailment
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
 from rsep.algebra.r2s import Solution
@@ -49,6 +50,7 @@ from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import AskResult, ConstructResult, Result, SelectResult
 from rsep.rdf.sparql import instantiate, select
 from rsep.rdf.terms import Term
+from rsep.reasoning.regime import background, ontology_of
 from rsep.semantics.dataset import StreamingDataset
 from rsep.semantics.event_mapping import EventEvaluation, EventMapping, Mu
 from rsep.semantics.graph import Graph, TimeVaryingGraph
@@ -87,7 +89,8 @@ class ContinuousQuery:
         graphs: Mapping[str, Graph | TimeVaryingGraph] | None = None,
     ) -> None:
         self.plan = apply_profile(plan)
-        self.dataset = StreamingDataset.of(self.plan, streams, graphs or {})
+        streams, graphs = _entailed(self.plan, streams, graphs or {})
+        self.dataset = StreamingDataset.of(self.plan, streams, graphs)
         self.matcher = GraphMatcher(self.dataset.forms)
         r2r = self.plan.r2r
         self.events: EventEvaluation | None = None
@@ -281,6 +284,35 @@ class ContinuousQuery:
 INTERVAL = "@interval"
 """The key under which a solution carries its event mapping's interval, ``"t1 t2"`` (not a
 variable name, so it never clashes with one)."""
+
+
+def _entailed(
+    plan: Plan,
+    streams: StreamSet | Mapping[str, Stream],
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+) -> tuple[StreamSet | Mapping[str, Stream], dict[str, Graph | TimeVaryingGraph]]:
+    """The streams and graphs as the plan's ``entailment`` reads them (docs/reasoning.md):
+    each background graph, and each snapshot of a time-varying one, materialised by the
+    reasoner; each stream item ``G`` replaced by ``G ∪ (M(G ∪ T) ∖ M(T))`` with the schema
+    ``T`` of the background graphs (:meth:`rsep.reasoning.Ontology.entail`)."""
+    params = plan.parameters
+    if params.entailment is Entailment.NONE:
+        return streams, dict(graphs)
+    ontology = ontology_of(params, graphs.values())
+    out: dict[str, Graph | TimeVaryingGraph] = {}
+    for iri, graph in graphs.items():
+        if isinstance(graph, TimeVaryingGraph):
+            snapshots = (replace(s, graph=background(params, s.graph)) for s in graph.snapshots)
+            out[iri] = TimeVaryingGraph(tuple(snapshots))
+        else:
+            out[iri] = background(params, graph)
+    if ontology is None:
+        return streams, out
+    entailed = StreamSet(
+        Stream(iri, tuple(replace(e, graph=ontology.entail(e.graph)) for e in stream.events))
+        for iri, stream in streams.items()
+    )
+    return entailed, out
 
 
 def _interval(solution: Solution) -> tuple[int, int] | None:

@@ -1,0 +1,361 @@
+"""Stream items entailed in the columnar engine: closure tables computed once from the
+ontology, applied to a batch of events as joins on term ids (EP-SPARQL Sect. 5, background
+knowledge; Sect. 6 Test 2, an event's subject classified by a class hierarchy).
+
+:class:`Closure` holds, as sorted int32 pairs of one :class:`~rsep.engine.terms.TermDictionary`,
+what the reasoner's closure ``M(T)`` of the schema says (:class:`~.reasoner.Ontology`):
+subclasses (``rdfs:subClassOf``, transitive by scm-sco; ``owl:equivalentClass`` both ways),
+subproperties (scm-spo; ``owl:equivalentProperty`` both ways), domains, ranges, and under
+``owl_rl`` inverses, symmetric and transitive properties. :func:`entail_batch` applies, as
+a semi-naive fixpoint of vectorised joins over every event of a batch at once, the rules
+
+- rdfs7 / prp-spo1, prp-eqp1/2: ``(x p y), p ⊑ q ⊢ (x q y)``;
+- rdfs2 / prp-dom, rdfs3 / prp-rng: ``(x p y), dom(p) = C ⊢ (x a C)``, the range on ``y``;
+- rdfs9 / cax-sco, cax-eqc1/2: ``(x a C), C ⊑ D ⊢ (x a D)``;
+- prp-inv1/2, prp-symp: ``(x p y) ⊢ (y q x)``; prp-trp: ``(x p y), (y p z) ⊢ (x p z)``
+  inside one event,
+
+which is ``G ∪ (M(G ∪ T) ∖ M(T))`` of each item when its triples are instance data. An event
+that states schema itself, or under ``owl_rl`` uses the OWL vocabulary as a predicate
+(``owl:sameAs`` …), and every event when the ontology uses an OWL construct these tables do
+not cover (``owl:someValuesFrom``, ``owl:FunctionalProperty`` …), takes the exact path: the
+reasoner on that event alone (:meth:`Ontology.entail`), counted in :attr:`Closure.exact`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from pyoxigraph import NamedNode, Triple
+
+from rsep.algebra.params import Entailment
+from rsep.engine.batch import TripleBatch, batches_of
+from rsep.engine.pattern import _equal_pairs
+from rsep.engine.terms import KIND_LITERAL, TermDictionary
+from rsep.rdf.event import Event
+from rsep.reasoning.reasoner import OWL, RDF, RDFS, TYPE, Ontology
+
+__all__ = ["Closure", "entail_batch", "entail_events"]
+
+_SUPPORTED_PREDICATES = frozenset(
+    {
+        RDFS + "subClassOf",
+        RDFS + "subPropertyOf",
+        RDFS + "domain",
+        RDFS + "range",
+        RDFS + "label",
+        RDFS + "comment",
+        RDFS + "seeAlso",
+        RDFS + "isDefinedBy",
+        OWL + "equivalentClass",
+        OWL + "equivalentProperty",
+        OWL + "inverseOf",
+        OWL + "versionInfo",
+        OWL + "imports",
+    }
+)
+_SUPPORTED_TYPES = frozenset(
+    {
+        RDFS + "Class",
+        RDF + "Property",
+        OWL + "Class",
+        OWL + "ObjectProperty",
+        OWL + "DatatypeProperty",
+        OWL + "AnnotationProperty",
+        OWL + "Ontology",
+        OWL + "TransitiveProperty",
+        OWL + "SymmetricProperty",
+    }
+)
+
+# per-term flags, computed once per id from its text
+_SCHEMA_PREDICATE, _VOCABULARY_CLASS, _OWL_TERM = 1, 2, 4
+_NOT_SCHEMA = (OWL + "sameAs", OWL + "differentFrom")
+
+
+def _flag(text: str) -> int:
+    if not text.startswith("<"):
+        return 0
+    iri = text[1:-1]
+    flags = 0
+    if iri.startswith((RDFS, OWL)):
+        flags |= _VOCABULARY_CLASS
+        if iri not in _NOT_SCHEMA:
+            flags |= _SCHEMA_PREDICATE
+    if iri in (RDF + "first", RDF + "rest"):
+        flags |= _SCHEMA_PREDICATE
+    if iri.startswith(OWL):
+        flags |= _OWL_TERM
+    return flags
+
+
+def _covered(triple: Triple) -> bool:
+    """Whether the closure tables cover schema ``triple`` under ``owl_rl``."""
+    if triple.predicate.value == TYPE:
+        kind = triple.object
+        return isinstance(kind, NamedNode) and kind.value in _SUPPORTED_TYPES
+    return triple.predicate.value in _SUPPORTED_PREDICATES
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """A relation on term ids, as int64 keys sorted and their values."""
+
+    keys: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[int, int]]) -> _Pairs:
+        table = np.array(sorted(set(pairs)), np.int64).reshape(-1, 2)
+        return cls(table[:, 0].copy(), table[:, 1].astype(np.int32))
+
+    def join(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every (row of ``column``, value) whose key is the row's id."""
+        rows, at = _equal_pairs(column.astype(np.int64), self.keys)
+        return rows, self.values[at]
+
+
+def _sorted_ids(ids: Iterable[int]) -> np.ndarray:
+    return np.array(sorted(set(ids)), np.int32)
+
+
+@dataclass
+class Closure:
+    """The closure tables of an :class:`Ontology` in ``dictionary``'s ids (the module's
+    docstring), and the count of events entailed by the exact path."""
+
+    ontology: Ontology
+    dictionary: TermDictionary
+    exact: int = 0
+    """Events entailed by the reasoner on the exact path so far."""
+    type_id: int = field(init=False)
+    sub_class: _Pairs = field(init=False)
+    sub_property: _Pairs = field(init=False)
+    domain: _Pairs = field(init=False)
+    range: _Pairs = field(init=False)
+    inverse: _Pairs = field(init=False)
+    symmetric: np.ndarray = field(init=False)
+    transitive: np.ndarray = field(init=False)
+    exact_all: bool = field(init=False)
+    """Whether the ontology uses an OWL construct the tables do not cover."""
+    _flags: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        d = self.dictionary
+        self.type_id = d.intern(f"<{TYPE}>")
+        self._flags = np.full(0, -1, np.int8)
+        owl = self.ontology.entailment is Entailment.OWL_RL
+        by: dict[str, list[tuple[str, str]]] = {}
+        for t in self.ontology.closed:
+            if isinstance(t.object, Triple):
+                continue
+            by.setdefault(t.predicate.value, []).append((str(t.subject), str(t.object)))
+
+        def pairs(*predicates: str, both: bool = False) -> list[tuple[int, int]]:
+            found = [pair for p in predicates for pair in by.get(p, [])]
+            if not found:
+                return []
+            ids = d.encode([text for pair in found for text in pair]).reshape(-1, 2)
+            out = [(int(a), int(b)) for a, b in ids.tolist() if a != b]
+            return out + [(b, a) for a, b in out] if both else out
+
+        thing = d.intern(f"<{OWL}Thing>")
+        self.sub_class = _Pairs.of(
+            (a, b)
+            for a, b in pairs(RDFS + "subClassOf")
+            + (pairs(OWL + "equivalentClass", both=True) if owl else [])
+            if b != thing
+        )
+        self.sub_property = _Pairs.of(
+            pairs(RDFS + "subPropertyOf")
+            + (pairs(OWL + "equivalentProperty", both=True) if owl else [])
+        )
+        self.domain = _Pairs.of((a, b) for a, b in pairs(RDFS + "domain") if b != thing)
+        self.range = _Pairs.of((a, b) for a, b in pairs(RDFS + "range") if b != thing)
+        self.inverse = _Pairs.of(pairs(OWL + "inverseOf", both=True) if owl else [])
+        kinds = by.get(TYPE, [])
+
+        def typed(kind: str) -> np.ndarray:
+            found = [s for s, o in kinds if o == f"<{kind}>"]
+            return _sorted_ids(d.encode(found).tolist()) if found and owl else _sorted_ids([])
+
+        self.symmetric = typed(OWL + "SymmetricProperty")
+        self.transitive = typed(OWL + "TransitiveProperty")
+        self.exact_all = owl and not all(_covered(t) for t in self.ontology.triples)
+
+    def __getstate__(self) -> dict[str, object]:
+        """Picklable (a checkpoint): the dictionary without its lock."""
+        state = dict(self.__dict__)
+        dictionary = dict(self.dictionary.__dict__)
+        del dictionary["lock"]
+        state["dictionary"] = dictionary
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        dictionary = TermDictionary.__new__(TermDictionary)
+        dictionary.__dict__.update(state.pop("dictionary"))  # type: ignore[call-overload]
+        dictionary.lock = threading.RLock()
+        self.__dict__.update(state)
+        self.dictionary = dictionary
+
+    @classmethod
+    def of(
+        cls, graphs: Iterable[Iterable[Triple]], entailment: Entailment, dictionary: TermDictionary
+    ) -> Closure:
+        """The closure tables of the schema of background ``graphs``."""
+        return cls(Ontology.of(graphs, entailment), dictionary)
+
+    def flags(self, ids: np.ndarray) -> np.ndarray:
+        """The flags of ``ids`` (schema predicate, RDFS/OWL term, OWL term), each computed
+        once from its text."""
+        size = len(self.dictionary)
+        if len(self._flags) < size:
+            self._flags = np.concatenate(
+                [self._flags, np.full(size - len(self._flags), -1, np.int8)]
+            )
+        wanted = np.unique(ids)
+        unknown = wanted[self._flags[wanted] < 0]
+        if len(unknown):
+            texts = self.dictionary.texts(unknown)
+            self._flags[unknown] = np.array([_flag(text) for text in texts], np.int8)
+        found: np.ndarray = self._flags[ids]
+        return found
+
+
+def _rows_not_in(
+    known: tuple[np.ndarray, ...], found: tuple[np.ndarray, ...]
+) -> tuple[np.ndarray, ...]:
+    """The distinct rows ``(e, s, p, o)`` of ``found`` that ``known`` does not hold."""
+    k1 = np.concatenate([_key(known[0], known[1]), _key(found[0], found[1])])
+    k2 = np.concatenate([_key(known[2], known[3]), _key(found[2], found[3])])
+    fresh = np.concatenate([np.zeros(len(known[0]), np.bool_), np.ones(len(found[0]), np.bool_)])
+    order = np.lexsort((fresh, k2, k1))
+    k1, k2, fresh = k1[order], k2[order], fresh[order]
+    first = np.ones(len(order), np.bool_)
+    first[1:] = (k1[1:] != k1[:-1]) | (k2[1:] != k2[:-1])
+    pick = order[first & fresh] - len(known[0])
+    return tuple(column[pick] for column in found)
+
+
+def _key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a.astype(np.int64) << 32) | b.astype(np.int64)
+
+
+def _derive(
+    closure: Closure,
+    delta: tuple[np.ndarray, ...],
+    every: tuple[np.ndarray, ...],
+    literal: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """One round of the rules on the new rows ``delta`` (and ``every`` row, for prp-trp)."""
+    e, s, p, o = delta
+    out: list[tuple[np.ndarray, ...]] = []
+    type_id = np.int32(closure.type_id)
+    resource = ~literal[o]
+    rows, q = closure.sub_property.join(p)
+    out.append((e[rows], s[rows], q, o[rows]))
+    rows, c = closure.domain.join(p)
+    out.append((e[rows], s[rows], np.full(len(rows), type_id), c))
+    rows, c = closure.range.join(p)
+    keep = resource[rows]
+    rows, c = rows[keep], c[keep]
+    out.append((e[rows], o[rows], np.full(len(rows), type_id), c))
+    typed = np.flatnonzero(p == type_id)
+    rows, d = closure.sub_class.join(o[typed])
+    rows = typed[rows]
+    out.append((e[rows], s[rows], np.full(len(rows), type_id), d))
+    rows, q = closure.inverse.join(p)
+    keep = resource[rows]
+    rows, q = rows[keep], q[keep]
+    out.append((e[rows], o[rows], q, s[rows]))
+    if len(closure.symmetric):
+        rows = np.flatnonzero(np.isin(p, closure.symmetric) & resource)
+        out.append((e[rows], o[rows], p[rows], s[rows]))
+    for prop in closure.transitive.tolist():
+        mine = p == prop
+        all_rows = np.flatnonzero(every[2] == prop)
+        ae, a_s, ao = every[0][all_rows], every[1][all_rows], every[3][all_rows]
+        de, ds, do = e[mine], s[mine], o[mine]
+        left, right = _equal_pairs(_key(de, do), _key(ae, a_s))  # new (x p y), (y p z)
+        out.append((de[left], ds[left], np.full(len(left), prop, np.int32), ao[right]))
+        left, right = _equal_pairs(_key(de, ds), _key(ae, ao))  # (w p x), new (x p y)
+        out.append((de[left], a_s[right], np.full(len(left), prop, np.int32), do[left]))
+    return tuple(np.concatenate([part[k] for part in out]).astype(np.int32) for k in range(4))
+
+
+def entail_batch(batch: TripleBatch, closure: Closure) -> TripleBatch:
+    """``batch`` with each event's triples entailed with the ontology (the module's
+    docstring): one row per distinct triple of each event, events unchanged. The batch's
+    ids are ``closure.dictionary``'s."""
+    if closure.ontology.entailment is Entailment.NONE or not len(batch.s):
+        return batch
+    dictionary = closure.dictionary
+    flags = closure.flags(np.concatenate([batch.p, batch.o]))
+    pf, of = flags[: len(batch.p)], flags[len(batch.p) :]
+    is_type = batch.p == closure.type_id
+    schema = ((pf & _SCHEMA_PREDICATE) != 0) | (is_type & ((of & _VOCABULARY_CLASS) != 0))
+    owl = closure.ontology.entailment is Entailment.OWL_RL
+    exact_rows = schema | ((pf & _OWL_TERM) != 0) if owl else schema
+    if closure.exact_all:
+        exact_events = np.arange(len(batch), dtype=np.int32)
+    else:
+        exact_events = np.unique(batch.triple_event[exact_rows])
+    on_exact = np.isin(batch.triple_event, exact_events)
+    fast = ~on_exact
+    withheld = fast & (((pf & _OWL_TERM) != 0) | (is_type & ((of & _OWL_TERM) != 0)))
+    active = fast & ~withheld
+    every: tuple[np.ndarray, ...] = (
+        batch.triple_event[active],
+        batch.s[active],
+        batch.p[active],
+        batch.o[active],
+    )
+    literal = dictionary.values.kind == KIND_LITERAL
+    delta = every
+    while len(delta[0]):
+        found = _derive(closure, delta, every, literal)
+        delta = _rows_not_in(every, found)
+        every = tuple(np.concatenate([a, b]) for a, b in zip(every, delta, strict=True))
+    parts = [every, tuple(c[withheld] for c in (batch.triple_event, batch.s, batch.p, batch.o))]
+    if len(exact_events):
+        parts.append(_exact(batch, exact_events, closure))
+    e, s, p, o = (np.concatenate([part[k] for part in parts]) for k in range(4))
+    order = np.argsort(e, kind="stable")
+    return replace(
+        batch,
+        triple_event=e[order].astype(np.int32),
+        s=s[order].astype(np.int32),
+        p=p[order].astype(np.int32),
+        o=o[order].astype(np.int32),
+    )
+
+
+def _exact(batch: TripleBatch, events: np.ndarray, closure: Closure) -> tuple[np.ndarray, ...]:
+    """The rows of ``events`` (batch rows) entailed by the reasoner, one event at a time."""
+    dictionary = closure.dictionary
+    columns: list[list[np.ndarray]] = [[], [], [], []]
+    bounds = np.searchsorted(batch.triple_event, np.stack([events, events + 1]))
+    for event, lo, hi in zip(events.tolist(), bounds[0].tolist(), bounds[1].tolist(), strict=True):
+        nodes = [dictionary.nodes(c[lo:hi]) for c in (batch.s, batch.p, batch.o)]
+        graph = frozenset(Triple(*terms) for terms in zip(*nodes, strict=True))
+        entailed = sorted(closure.ontology.entail(graph), key=str)
+        texts = [str(term) for t in entailed for term in (t.subject, t.predicate, t.object)]
+        ids = dictionary.encode(texts).reshape(-1, 3) if texts else np.zeros((0, 3), np.int32)
+        columns[0].append(np.full(len(ids), event, np.int32))
+        for k in range(3):
+            columns[k + 1].append(ids[:, k].astype(np.int32))
+        closure.exact += 1
+    return tuple(np.concatenate(column) for column in columns)
+
+
+def entail_events(events: Iterable[Event], closure: Closure) -> list[Event]:
+    """``events`` (objects) entailed as :func:`entail_batch` entails a batch, for the
+    engines that take events; each keeps its stream, interval and id."""
+    listed = list(events)
+    out: list[Event] = []
+    for batch in batches_of(listed, closure.dictionary):
+        out += entail_batch(batch, closure).events(closure.dictionary)
+    return [replace(entailed, id=event.id) for entailed, event in zip(out, listed, strict=True)]
