@@ -151,6 +151,35 @@ def test_a_table_of_triples_gives_the_answers_of_its_events(
         query.run(table.drop_columns(["o"]), {EX + "kb": kb})
 
 
+def test_a_table_reaches_the_columnar_engine_with_no_file(
+    spaseq_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An Arrow table or pandas DataFrame of triples goes to the columnar engine in memory
+    (no temporary event store is written), in one call and pushed to the incremental form
+    a DataFrame at a time: the oracle's answers."""
+    import rsep.api.inputs
+
+    def no_store(*_: object) -> Path:
+        raise AssertionError("a table for the columnar engine was written to a store")
+
+    stream, kb = spaseq_files
+    query = rsep.Query(SPASEQ)
+    expected = canonical(query.run({EX + "S": stream}, {EX + "kb": kb}, engine="reference"))
+    monkeypatch.setattr(rsep.api.inputs, "write_store", no_store)
+    table = price_table()
+    assert canonical(query.run(table, {EX + "kb": kb})) == expected
+    assert canonical(query.run(table.to_pandas(), {EX + "kb": kb})) == expected
+    running = query.incremental({EX + "kb": kb})
+    found: list[rsep.Result] = []
+    frame = table.to_pandas()
+    for t in sorted(set(frame["t_end"])):
+        found += running.push(frame[frame["t_end"] == t])
+        found += running.advance(int(t))
+    found += running.finish()
+    assert canonical(found) == expected
+    assert running.events == len({t for _, _, t in PRICES})  # no event_id: an event a time
+
+
 def test_rspql_with_a_background_graph_equals_the_oracle() -> None:
     query = rsep.Query(RSPQL)
     streams = {EX + "S_nearby": DATA / "s_nearby.tnt"}

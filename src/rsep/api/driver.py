@@ -15,8 +15,7 @@ Every caller runs a query through here (``rsep run``, ``rsep bench``, the Python
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pyoxigraph import Triple
@@ -29,14 +28,15 @@ from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.results import Result
 from rsep.semantics.graph import Graph, TimeVaryingGraph
-from rsep.spark.eventstore import write_store
 from rsep.spark.job import StreamInput
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from rsep.engine.batch import TripleBatch
     from rsep.engine.query import IncrementalQuery
+    from rsep.engine.terms import TermDictionary
 
 ENGINES = ("reference", "local", "spark")
 """The engines a query runs on: the oracle, the incremental engine in this process, and the
@@ -69,28 +69,34 @@ def evaluate(
     check_engine(engine)
     if engine != "reference" and start is not None:
         raise UserError("--start is for the reference engine; the engine starts at the data")
-    keep = inputs.folder
+    if engine == "local" and inputs.table is not None:
+        done = run_table(plan, inputs.table, graphs, until)
+        if done is not None:
+            return _counted(done, pushed)
     if engine == "spark":
-        if inputs.files is None:
+        stored = inputs.stream_files()
+        if stored is None:
             raise UserError(
                 "the Spark engine reads stream files or tables; run events in memory on the "
                 "engine 'local' or 'reference'"
             )
         from rsep.spark.replay import run_streamed
 
-        files = [StreamInput(p.path.resolve(), p.stream, p.options) for p in inputs.files]
+        files = [StreamInput(p.path.resolve(), p.stream, p.options) for p in stored]
         found = run_streamed(plan, files, static_graphs(graphs), until, master)
+        keep = inputs.folder
         return _counted(Answers(plan.form, found.lines, found.events, found.inexact_rows, keep))
     if engine == "local" and inputs.files is not None:
-        done = run_files(plan, inputs.files, graphs, until, keep)
+        done = run_files(plan, inputs.files, graphs, until, inputs.folder)
         if done is not None:
             return _counted(done, pushed)
     if inputs.events is not None:
         events = inputs.events
         streams = StreamSet.from_events(events)
     else:
-        streams = read_streams(inputs.files or [], plan.parameters.time_unit)
+        streams = read_streams(inputs.stream_files() or [], plan.parameters.time_unit)
         events = streams.events()
+    keep = inputs.folder
     if engine == "local":
         from rsep.engine import incremental_query
 
@@ -122,25 +128,59 @@ def run_files(
     into batches (N-Quads and the event store by vectorised readers), in this process;
     ``None`` when the plan or an input needs the other path. ``keep`` is what must outlive
     the answers (:class:`Answers`)."""
-    from rsep.engine.batch import merge_batches, read_batches
-    from rsep.engine.sequence import SequenceQuery, columnar_reason
+    from rsep.engine.batch import read_batches
     from rsep.semantics.csrbench import is_csrbench_data
     from rsep.spark.columnar import on_stream
 
-    if columnar_reason(plan) is not None:
-        return None
     if any(item.stream is not None and is_csrbench_data(item.path) for item in inputs):
         return None
-    query = SequenceQuery(plan, static_graphs(graphs))
     unit = plan.parameters.time_unit
-    sources = [
-        on_stream(
-            read_batches(item.path, item.stream, query.dictionary, time_unit=unit, **item.options),
-            item.stream,
-        )
-        for item in inputs
-    ]
-    results = list(drive(query, merge_batches(sources), until))
+    return _run_columnar(
+        plan,
+        graphs,
+        until,
+        lambda terms: [
+            on_stream(
+                read_batches(item.path, item.stream, terms, time_unit=unit, **item.options),
+                item.stream,
+            )
+            for item in inputs
+        ],
+        keep,
+    )
+
+
+def run_table(
+    plan: Plan,
+    table: pa.Table,
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+    until: int | None = None,
+) -> Answers | None:
+    """The answers of a plan the columnar engine takes over a table of triples in memory
+    (:func:`rsep.engine.batch.table_batches`: the store's kernels, no file between);
+    ``None`` when the plan needs the other path."""
+    from rsep.engine.batch import table_batches
+
+    return _run_columnar(plan, graphs, until, lambda terms: [table_batches(table, terms)])
+
+
+def _run_columnar(
+    plan: Plan,
+    graphs: Mapping[str, Graph | TimeVaryingGraph],
+    until: int | None,
+    sources: Callable[[TermDictionary], list[Iterator[TripleBatch]]],
+    keep: object = None,
+) -> Answers | None:
+    """The columnar engine (:class:`~rsep.engine.sequence.SequenceQuery`) fed the
+    ``sources`` of its dictionary's batches, merged in time order, by the one driver loop;
+    ``None`` when it does not take the plan."""
+    from rsep.engine.batch import merge_batches
+    from rsep.engine.sequence import SequenceQuery, columnar_reason
+
+    if columnar_reason(plan) is not None:
+        return None
+    query = SequenceQuery(plan, static_graphs(graphs))
+    results = list(drive(query, merge_batches(sources(query.dictionary)), until))
     return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows, keep)
 
 
@@ -187,26 +227,23 @@ class Incremental:
         return self._push_table(table)
 
     def _push_table(self, table: pa.Table) -> list[Result]:
-        """A table of triples through the event store's readers (:mod:`rsep.api.inputs`)."""
-        import tempfile
-
-        from rsep.engine.batch import read_batches
+        """A table of triples: in memory to the columnar engine
+        (:func:`rsep.engine.batch.table_batches`), through a temporary event store to the
+        others (:mod:`rsep.api.inputs`)."""
+        from rsep.engine.batch import table_batches
         from rsep.engine.sequence import SequenceQuery
-        from rsep.spark.eventstore import read_store_events
 
         engine = self._engine
         out: list[Result] = []
-        with tempfile.TemporaryDirectory(prefix="rsep-table-") as folder:
-            path = write_store(table, Path(folder))
-            if isinstance(engine, SequenceQuery):
-                for batch in read_batches(path, None, engine.dictionary):
-                    self.events += len(batch)
-                    out += engine.push(batch)
-            else:
-                events = list(read_store_events(path))
-                self.events += len(events)
-                out += engine.push(events)
-        return out
+        if isinstance(engine, SequenceQuery):
+            for batch in table_batches(table, engine.dictionary):
+                self.events += len(batch)
+                out += engine.push(batch)
+            return out
+        inputs = Inputs(table=table)
+        events = read_streams(inputs.stream_files() or []).events()
+        self.events += len(events)
+        return engine.push(sorted(events, key=lambda e: (e.t_end, e.t_start)))
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``; every answer at an instant ``≤ t`` not yet given."""

@@ -9,10 +9,10 @@ A query reads its streams from one of three kinds of data, all giving the same e
 - :class:`~rsep.rdf.event.Event` objects (a list, a generator);
 - an Arrow table or a pandas DataFrame of triples in the event store's schema
   (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`: one row per triple, terms in N-Triples
-  syntax, the rows of one event adjacent or told apart by ``event_id``). It is written to
-  a temporary Parquet event store and read by the store's readers, the one reader of that schema
-  (:func:`rsep.engine.batch.read_batches` for the columnar engine, with no Python object
-  per triple; :func:`rsep.spark.eventstore.read_store_events` for the others; Spark tasks).
+  syntax, the rows of one event adjacent or told apart by ``event_id``). The columnar
+  engine reads it in memory by the store's kernels (:func:`rsep.engine.batch.
+  table_batches`, no Python object per triple); the other evaluators and Spark read it
+  written once to a temporary Parquet event store (:meth:`Inputs.stream_files`).
 """
 
 from __future__ import annotations
@@ -42,13 +42,22 @@ N-Triples, RDF/XML… by its extension; a ``.trig`` file is a time-varying graph
 
 @dataclass
 class Inputs:
-    """Data a query runs over, in one of two forms: stream files (``files``) or events
-    (``events``); ``folder`` keeps the temporary event store a table was written to
-    alive as long as the inputs are read."""
+    """Data a query runs over, in one of three forms: stream files (``files``), events
+    (``events``) or a table of triples (``table``); ``folder`` keeps the temporary event
+    store a table was written to alive as long as the inputs are read."""
 
     files: list[StreamInput] | None = None
     events: list[Event] | None = None
+    table: pa.Table | None = None
     folder: tempfile.TemporaryDirectory[str] | None = None
+
+    def stream_files(self) -> list[StreamInput] | None:
+        """The stream files (``None`` for events): a table is written to a temporary
+        one-file event store the first time it is asked for."""
+        if self.table is not None and self.files is None:
+            self.folder = tempfile.TemporaryDirectory(prefix="rsep-table-")
+            self.files = [StreamInput(write_store(self.table, Path(self.folder.name)))]
+        return self.files
 
 
 def inputs_of(data: object) -> Inputs:
@@ -61,8 +70,7 @@ def inputs_of(data: object) -> Inputs:
         return Inputs(files=[StreamInput(Path(path), str(iri)) for iri, path in data.items()])
     table = table_of(data)
     if table is not None:
-        folder = tempfile.TemporaryDirectory(prefix="rsep-table-")
-        return Inputs(files=[StreamInput(write_store(table, Path(folder.name)))], folder=folder)
+        return Inputs(table=table)
     if not isinstance(data, Iterable):
         raise UserError(
             f"a query runs over stream files, events, or a table of triples, not "

@@ -236,7 +236,7 @@ class Query:
         if inputs.events is not None:
             streams = StreamSet.from_events(inputs.events)
         else:
-            streams = read_streams(inputs.files or [], self.plan.parameters.time_unit)
+            streams = read_streams(inputs.stream_files() or [], self.plan.parameters.time_unit)
         relations, empty_relations = read_answer_file(Path(answer), answer_granularity)
         return check(
             self.plan,

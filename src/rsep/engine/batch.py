@@ -73,6 +73,7 @@ __all__ = [
     "read_batches",
     "split_ranges",
     "store_files",
+    "table_batches",
 ]
 
 STORE = "parquet"
@@ -192,6 +193,39 @@ def batches_of(
 ) -> Iterator[TripleBatch]:
     """Events already read (a stream set in memory, a test's list) as batches."""
     return _Batcher(batch_events).run(_event_pieces(iter(events), dictionary, batch_events))
+
+
+def table_batches(
+    table: pa.Table, dictionary: TermDictionary, batch_events: int = 65_536
+) -> Iterator[TripleBatch]:
+    """A table of triples held in memory, in the event store's columns (``event_id`` may
+    be missing or null), as batches: the events :func:`read_batches` gives for the same
+    rows written as a one-file store, read by the store's kernels with no file between and
+    no Python object per triple (the public API's Arrow and pandas input)."""
+    if batch_events < 1:
+        raise UserError(f"batch_events must be positive, got {batch_events}")
+    names = table.column_names
+    missing = [name for name in _STORE_COLUMNS if name != "event_id" and name not in names]
+    if missing:
+        raise UserError(
+            f"a table of triples needs the columns {', '.join(_STORE_COLUMNS)} (event_id may "
+            f"be left out); missing: {', '.join(missing)}"
+        )
+    columns: dict[str, pa.ChunkedArray] = {}
+    for name in _STORE_COLUMNS:
+        kind = pa.int64() if name.startswith("t_") else pa.string()
+        given = table.column(name) if name in names else pa.chunked_array([], kind)
+        if name != "event_id" and given.null_count:
+            raise UserError(f"a table of triples has a null in column {name}")
+        try:
+            columns[name] = given.cast(kind) if len(given) else pa.nulls(table.num_rows, kind)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise UserError(f"column {name} of a table of triples: {exc}") from None
+    if table.num_rows == 0:
+        return iter(())
+    columns["stream"] = pc.dictionary_encode(columns["stream"])  # as a store file reads
+    piece = _store_piece(Path("table"), pa.table(columns), None, _StoreTerms(dictionary))
+    return _Batcher(batch_events).run(iter([piece]))
 
 
 def merge_batches(sources: Sequence[Iterable[TripleBatch]]) -> Iterator[TripleBatch]:
