@@ -109,12 +109,40 @@ class _Pairs:
 
     @classmethod
     def of(cls, pairs: Iterable[tuple[int, int]]) -> _Pairs:
-        table = np.array(sorted(set(pairs)), np.int64).reshape(-1, 2)
-        return cls(table[:, 0].copy(), table[:, 1].astype(np.int32))
+        """The distinct pairs, sorted."""
+        table = np.array(list(pairs), np.int64).reshape(-1, 2)
+        return cls.of_columns(table[:, 0], table[:, 1])
+
+    @classmethod
+    def of_columns(cls, keys: np.ndarray, values: np.ndarray) -> _Pairs:
+        """The distinct pairs ``(keys[i], values[i])`` that are not reflexive, sorted."""
+        keys, values = keys.astype(np.int64), values.astype(np.int64)
+        unique = np.unique((keys << 32) | values)
+        keys, values = unique >> 32, unique & 0xFFFFFFFF
+        other = keys != values
+        return cls(keys[other], values[other].astype(np.int32))
+
+    def transitive(self) -> _Pairs:
+        """The transitive closure (without reflexive pairs), so that one join derives every
+        consequence of a chain (scm-sco, scm-spo; equivalences both ways join in)."""
+        out = self
+        while True:
+            rows, further = out.join(out.values)
+            more = _Pairs.of_columns(
+                np.concatenate([out.keys, out.keys[rows]]),
+                np.concatenate([out.values, further]),
+            )
+            if len(more.keys) == len(out.keys):
+                return out
+            out = more
 
     def join(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every (row of ``column``, value) whose key is the row's id."""
-        rows, at = _equal_pairs(column.astype(np.int64), self.keys)
+        x = column.astype(np.int64)
+        lo = np.searchsorted(self.keys, x, "left")
+        counts = np.searchsorted(self.keys, x, "right") - lo
+        rows = np.repeat(np.arange(len(x)), counts)
+        at = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(len(rows))
         return rows, self.values[at]
 
 
@@ -168,11 +196,11 @@ class Closure:
             for a, b in pairs(RDFS + "subClassOf")
             + (pairs(OWL + "equivalentClass", both=True) if owl else [])
             if b != thing
-        )
+        ).transitive()
         self.sub_property = _Pairs.of(
             pairs(RDFS + "subPropertyOf")
             + (pairs(OWL + "equivalentProperty", both=True) if owl else [])
-        )
+        ).transitive()
         self.domain = _Pairs.of((a, b) for a, b in pairs(RDFS + "domain") if b != thing)
         self.range = _Pairs.of((a, b) for a, b in pairs(RDFS + "range") if b != thing)
         self.inverse = _Pairs.of(pairs(OWL + "inverseOf", both=True) if owl else [])
@@ -228,20 +256,27 @@ class Closure:
 def _rows_not_in(
     known: tuple[np.ndarray, ...], found: tuple[np.ndarray, ...]
 ) -> tuple[np.ndarray, ...]:
-    """The distinct rows ``(e, s, p, o)`` of ``found`` that ``known`` does not hold."""
+    """The distinct rows ``(e, s, p, o)`` of ``found`` (with its other columns) that
+    ``known`` does not hold; of equal rows, the one least saturated (:data:`_BY_SCO` …)."""
     k1 = np.concatenate([_key(known[0], known[1]), _key(found[0], found[1])])
     k2 = np.concatenate([_key(known[2], known[3]), _key(found[2], found[3])])
-    fresh = np.concatenate([np.zeros(len(known[0]), np.bool_), np.ones(len(found[0]), np.bool_)])
-    order = np.lexsort((fresh, k2, k1))
+    fresh = np.concatenate([np.zeros(len(known[0]), np.int8), np.ones(len(found[0]), np.int8)])
+    saturated = np.concatenate([np.zeros(len(known[0]), np.int8), found[4]])
+    order = np.lexsort((saturated, fresh, k2, k1))
     k1, k2, fresh = k1[order], k2[order], fresh[order]
     first = np.ones(len(order), np.bool_)
     first[1:] = (k1[1:] != k1[:-1]) | (k2[1:] != k2[:-1])
-    pick = order[first & fresh] - len(known[0])
+    pick = order[first & (fresh == 1)] - len(known[0])
     return tuple(column[pick] for column in found)
 
 
 def _key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a.astype(np.int64) << 32) | b.astype(np.int64)
+
+
+_BY_SCO, _BY_SPO = 1, 2
+"""A derived row's saturation: made by a join with the transitive subclass (subproperty)
+table, so that join gives it nothing new."""
 
 
 def _derive(
@@ -250,40 +285,49 @@ def _derive(
     every: tuple[np.ndarray, ...],
     literal: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
-    """One round of the rules on the new rows ``delta`` (and ``every`` row, for prp-trp)."""
-    e, s, p, o = delta
+    """One round of the rules on the new rows ``delta`` (``e, s, p, o`` and saturation;
+    ``every`` row too, for prp-trp): the derived rows with their saturation."""
+    e, s, p, o, saturated = delta
     out: list[tuple[np.ndarray, ...]] = []
-    type_id = np.int32(closure.type_id)
+    type_id = closure.type_id
     resource = ~literal[o]
-    rows, q = closure.sub_property.join(p)
-    out.append((e[rows], s[rows], q, o[rows]))
+
+    def add(e: np.ndarray, s: np.ndarray, p: np.ndarray | int, o: np.ndarray, by: int = 0) -> None:
+        p = np.broadcast_to(np.asarray(p, np.int32), e.shape)
+        out.append((e, s, p, o, np.full(len(e), by, np.int8)))
+
+    unsaturated = np.flatnonzero((saturated & _BY_SPO) == 0)
+    rows, q = closure.sub_property.join(p[unsaturated])
+    rows = unsaturated[rows]
+    add(e[rows], s[rows], q, o[rows], _BY_SPO)
     rows, c = closure.domain.join(p)
-    out.append((e[rows], s[rows], np.full(len(rows), type_id), c))
+    add(e[rows], s[rows], type_id, c)
     rows, c = closure.range.join(p)
     keep = resource[rows]
     rows, c = rows[keep], c[keep]
-    out.append((e[rows], o[rows], np.full(len(rows), type_id), c))
-    typed = np.flatnonzero(p == type_id)
+    add(e[rows], o[rows], type_id, c)
+    typed = np.flatnonzero((p == type_id) & ((saturated & _BY_SCO) == 0))
     rows, d = closure.sub_class.join(o[typed])
     rows = typed[rows]
-    out.append((e[rows], s[rows], np.full(len(rows), type_id), d))
+    add(e[rows], s[rows], type_id, d, _BY_SCO)
     rows, q = closure.inverse.join(p)
     keep = resource[rows]
     rows, q = rows[keep], q[keep]
-    out.append((e[rows], o[rows], q, s[rows]))
+    add(e[rows], o[rows], q, s[rows])
     if len(closure.symmetric):
         rows = np.flatnonzero(np.isin(p, closure.symmetric) & resource)
-        out.append((e[rows], o[rows], p[rows], s[rows]))
+        add(e[rows], o[rows], p[rows], s[rows])
     for prop in closure.transitive.tolist():
         mine = p == prop
         all_rows = np.flatnonzero(every[2] == prop)
         ae, a_s, ao = every[0][all_rows], every[1][all_rows], every[3][all_rows]
         de, ds, do = e[mine], s[mine], o[mine]
         left, right = _equal_pairs(_key(de, do), _key(ae, a_s))  # new (x p y), (y p z)
-        out.append((de[left], ds[left], np.full(len(left), prop, np.int32), ao[right]))
+        add(de[left], ds[left], prop, ao[right])
         left, right = _equal_pairs(_key(de, ds), _key(ae, ao))  # (w p x), new (x p y)
-        out.append((de[left], a_s[right], np.full(len(left), prop, np.int32), do[left]))
-    return tuple(np.concatenate([part[k] for part in out]).astype(np.int32) for k in range(4))
+        add(de[left], a_s[right], prop, do[left])
+    columns = [np.concatenate([part[k] for part in out]).astype(np.int32) for k in range(4)]
+    return (*columns, np.concatenate([part[4] for part in out]))
 
 
 def entail_batch(batch: TripleBatch, closure: Closure) -> TripleBatch:
@@ -314,11 +358,11 @@ def entail_batch(batch: TripleBatch, closure: Closure) -> TripleBatch:
         batch.o[active],
     )
     literal = dictionary.values.kind == KIND_LITERAL
-    delta = every
+    delta = (*every, np.zeros(len(every[0]), np.int8))
     while len(delta[0]):
         found = _derive(closure, delta, every, literal)
         delta = _rows_not_in(every, found)
-        every = tuple(np.concatenate([a, b]) for a, b in zip(every, delta, strict=True))
+        every = tuple(np.concatenate([a, b]) for a, b in zip(every, delta[:4], strict=True))
     parts = [every, tuple(c[withheld] for c in (batch.triple_event, batch.s, batch.p, batch.o))]
     if len(exact_events):
         parts.append(_exact(batch, exact_events, closure))
