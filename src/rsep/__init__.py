@@ -3,8 +3,8 @@
 The public API (docs/api.md): :class:`Query` reads a query in any of rsep's dialects,
 explains it and runs it over stream files, events or tables of triples, on the oracle, the
 engine in this process or Spark; :class:`Answers` are its results as typed objects, Arrow or
-pandas; :class:`Incremental` is the query fed as events arrive. Every error a user can fix
-is a :class:`UserError`.
+pandas; :class:`Incremental` is the query fed as events arrive; :func:`read_table` reads
+stream files as a table of triples. Every error a user can fix is a :class:`UserError`.
 
 Layers (imports point down only): cli, api, spark, engine, semantics, algebra, lang, rdf.
 See docs/architecture.md.
@@ -13,7 +13,15 @@ See docs/architecture.md.
 from importlib.metadata import PackageNotFoundError, version
 
 from rsep.algebra.params import ParameterError
-from rsep.api import ENGINES, TABLE_COLUMNS, Answers, Incremental, Query, StreamInput
+from rsep.api import (
+    ENGINES,
+    TABLE_COLUMNS,
+    Answers,
+    Incremental,
+    Query,
+    StreamInput,
+    read_table,
+)
 from rsep.errors import InputError, UserError
 from rsep.lang import QuerySemanticError, QuerySyntaxError
 from rsep.rdf.event import Event
@@ -42,4 +50,5 @@ __all__ = [
     "StreamInput",
     "UserError",
     "__version__",
+    "read_table",
 ]

@@ -151,6 +151,29 @@ def test_a_table_of_triples_gives_the_answers_of_its_events(
         query.run(table.drop_columns(["o"]), {EX + "kb": kb})
 
 
+def test_read_table_gives_a_table_of_the_files_events(spaseq_files: tuple[Path, Path]) -> None:
+    """``rsep.read_table``: stream files as one table of triples in the event store's
+    schema, in time order, each event its own ``event_id`` (two events at one time stay
+    two); every engine's answers over it are the oracle's over the files."""
+    stream, kb = spaseq_files
+    query = rsep.Query(SPASEQ)
+    expected = canonical(query.run({EX + "S": stream}, {EX + "kb": kb}, engine="reference"))
+    table = rsep.read_table(f"{EX}S={stream}")
+    assert tuple(table.column_names) == rsep.TABLE_COLUMNS
+    assert table.num_rows == len(PRICES) == len(set(table.column("event_id").to_pylist()))
+    assert table.column("t_end").to_pylist() == sorted(t for _, _, t in PRICES)
+    for engine in ("local", "reference"):
+        assert canonical(query.run(table, {EX + "kb": kb}, engine=engine)) == expected
+    rspql = rsep.Query(RSPQL)
+    nearby = {EX + "S_nearby": DATA / "s_nearby.tnt"}
+    shops = {EX + "shops": DATA / "g_shops.ttl"}
+    oracle = canonical(rspql.run(nearby, shops, engine="reference"))
+    assert canonical(rspql.run(rsep.read_table(nearby), shops)) == oracle
+    assert rsep.read_table([]).num_rows == 0
+    with pytest.raises(rsep.UserError, match="reads stream files"):
+        rsep.read_table(table)
+
+
 def test_a_table_reaches_the_columnar_engine_with_no_file(
     spaseq_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

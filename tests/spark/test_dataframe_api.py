@@ -2,7 +2,7 @@
 a DataFrame in, a DataFrame of answers out, batch and streaming, for a SPAseq query (the
 columnar engine, with and without PARTITION BY) and an RSP-QL query (the per-event engine;
 SELECT, and in batch CONSTRUCT and ASK too); the answers equal the oracle's, as rows of the
-same columns as rsep.Answers.to_arrow."""
+same columns as rsep.Answers.to_arrow. Only the public API is used (``import rsep``)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import rsep
-from rsep.rdf.formats import read_events
-from rsep.spark.partition import choose_scheme
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,14 +54,16 @@ def price_table() -> pa.Table:
 
 
 def nearby_table() -> pa.Table:
-    """RSP-QL Example 3's stream as a table of triples, without event ids."""
-    events = read_events(DATA / "s_nearby.tnt", stream=EX + "S_nearby")
-    rows = [
-        (e.stream, None, e.t_start, e.t_end, str(t.subject), str(t.predicate), str(t.object))
-        for e in events
-        for t in e.graph
-    ]
-    return _table(rows)
+    """RSP-QL Example 3's stream file as a table of triples (rsep.read_table), its event
+    ids null (an event is the rows of one stream and time)."""
+    table = rsep.read_table({EX + "S_nearby": DATA / "s_nearby.tnt"})
+    return table.set_column(1, "event_id", pa.nulls(table.num_rows, pa.string()))
+
+
+def partitioned(query: rsep.Query) -> bool:
+    """Whether the query's events are spread over Spark tasks by a key, as ``explain``
+    says (its Spark section's partitions: ``by ?c``)."""
+    return "\n  partitions    by ?c:" in query.explain().split("on Spark")[-1]
 
 
 def _table(rows: Sequence[tuple[Any, ...]]) -> pa.Table:
@@ -130,7 +130,7 @@ def test_batch_dataframe_in_dataframe_out(spark: SparkSession, tmp_path: Path, n
     answers, in time order, with the columns of Answers.to_arrow; the engine partitions
     of a keyed query really used."""
     query, table, graphs = case(name, tmp_path)
-    assert choose_scheme(query.plan, 2).partitioned == (name == "spaseq-keyed")
+    assert partitioned(query) == (name == "spaseq-keyed")
     pq.write_table(table, tmp_path / "triples.parquet")
     triples = spark.read.parquet(str(tmp_path / "triples.parquet"))
     answers = triples.transform(lambda df: query.transform(df, graphs, partitions=2))
@@ -187,7 +187,7 @@ def test_streaming_dataframe_in_dataframe_out(
     folder = tmp_path / "in"
     for index, part in enumerate(thirds(table)):
         arrive(folder, index, part)
-    assert choose_scheme(query.plan, 2, keys_projected=True).partitioned == (name != "rspql")
+    assert partitioned(query) == (name != "rspql")
     stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
     answers = query.transform(stream, graphs, partitions=2)
     assert answers.isStreaming

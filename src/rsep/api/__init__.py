@@ -5,7 +5,7 @@ line, ``rsep bench``, applications), above the oracle, the engine and Spark (DES
 - :mod:`~rsep.api.query`: :class:`Query`, a query's text read in its dialect, compiled,
   explained and run;
 - :mod:`~rsep.api.inputs`: what a query runs over (stream files, events, tables of
-  triples) and the graphs it reads;
+  triples), the graphs it reads, and stream files as a table (:func:`read_table`);
 - :mod:`~rsep.api.driver`: the one driver loop (the oracle, the engine in this process,
   Spark) and :class:`Incremental`, the query fed as events arrive;
 - :mod:`~rsep.api.answers`: :class:`Answers`, as typed results, JSON Lines, Arrow or
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from rsep.api.answers import Answers
 from rsep.api.driver import ENGINES, Incremental, check_engine
-from rsep.api.inputs import read_graphs, read_streams, static_graphs
+from rsep.api.inputs import read_graphs, read_streams, read_table, static_graphs
 from rsep.api.query import Query
 from rsep.spark.eventstore import TABLE_COLUMNS
 from rsep.spark.job import StreamInput
@@ -36,5 +36,6 @@ __all__ = [
     "check_engine",
     "read_graphs",
     "read_streams",
+    "read_table",
     "static_graphs",
 ]

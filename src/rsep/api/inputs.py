@@ -29,7 +29,7 @@ from rsep.errors import UserError
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.time import TimeUnit
 from rsep.semantics.graph import Graph, TimeVaryingGraph
-from rsep.spark.eventstore import write_store
+from rsep.spark.eventstore import TABLE_COLUMNS, write_store
 from rsep.spark.job import StreamInput
 
 if TYPE_CHECKING:
@@ -141,6 +141,55 @@ def read_streams(
         Stream(iri, tuple(sorted(events, key=lambda e: e.t_start)))
         for iri, events in grouped.items()
     )
+
+
+def read_table(data: object, time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> pa.Table:
+    """Stream files (as :meth:`rsep.Query.run` takes them) as one Arrow table of triples in
+    the event store's schema (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`), in time
+    order: what ``Query.run`` and ``Query.transform`` take, so any stream format becomes a
+    pandas or Spark DataFrame. Read by the columnar engine's readers
+    (:func:`rsep.engine.batch.read_batches`, merged in time order) and written column by
+    column from its term dictionary, with no Python object per triple; each event gets a
+    blank node of its own as ``event_id`` (``_:e0``, ``_:e1``… in time order)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rsep.engine.batch import merge_batches, read_batches
+    from rsep.engine.terms import TermDictionary
+    from rsep.semantics.csrbench import is_csrbench_data
+    from rsep.spark.columnar import on_stream
+    from rsep.spark.eventstore import arrow_schema
+
+    files = inputs_of(data).files
+    if files is None:
+        raise UserError("read_table reads stream files (a table of triples is one already)")
+    if any(item.stream is not None and is_csrbench_data(item.path) for item in files):
+        raise UserError("read_table does not read CSR-Bench data folders; run them with Query.run")
+    terms = TermDictionary()
+    sources = [
+        on_stream(
+            read_batches(item.path, item.stream, terms, time_unit=time_unit, **item.options),
+            item.stream,
+        )
+        for item in files
+    ]
+    parts = []
+    seen = 0
+    for batch in merge_batches(sources):
+        event = batch.triple_event
+        ids = pa.array(np.arange(seen, seen + len(batch))[event]).cast(pa.string())
+        seen += len(batch)
+        columns = {
+            "stream": pa.array(batch.streams, pa.string()).take(batch.event_stream[event]),
+            "event_id": pc.binary_join_element_wise("_:e", ids, ""),
+            "t_start": batch.event_start[event],
+            "t_end": batch.event_end[event],
+        }
+        columns.update((name, terms.text_array(getattr(batch, name))) for name in "spo")
+        parts.append(pa.table(columns))
+    schema = pa.schema([arrow_schema().field(name) for name in TABLE_COLUMNS])
+    return pa.concat_tables(parts).cast(schema) if parts else schema.empty_table()
 
 
 def read_graphs(graphs: Mapping[str, GraphData] | None) -> dict[str, Graph | TimeVaryingGraph]:
