@@ -16,13 +16,21 @@ Every caller runs a query through here (``rsep run``, ``rsep bench``, the Python
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pyoxigraph import Triple
 
 from rsep.algebra.plan import Plan
 from rsep.api.answers import Answers
-from rsep.api.inputs import Inputs, read_streams, static_graphs, table_of
+from rsep.api.inputs import (
+    Inputs,
+    batch_sources,
+    read_streams,
+    reads_as_batches,
+    static_graphs,
+    table_of,
+)
 from rsep.engine.query import drive
 from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
@@ -128,26 +136,11 @@ def run_files(
     into batches (N-Quads and the event store by vectorised readers), in this process;
     ``None`` when the plan or an input needs the other path. ``keep`` is what must outlive
     the answers (:class:`Answers`)."""
-    from rsep.engine.batch import read_batches
-    from rsep.semantics.csrbench import is_csrbench_data
-    from rsep.spark.columnar import on_stream
-
-    if any(item.stream is not None and is_csrbench_data(item.path) for item in inputs):
+    if not reads_as_batches(inputs):
         return None
     unit = plan.parameters.time_unit
-    return _run_columnar(
-        plan,
-        graphs,
-        until,
-        lambda terms: [
-            on_stream(
-                read_batches(item.path, item.stream, terms, time_unit=unit, **item.options),
-                item.stream,
-            )
-            for item in inputs
-        ],
-        keep,
-    )
+    sources = partial(batch_sources, inputs, time_unit=unit)
+    return _run_columnar(plan, graphs, until, sources, keep)
 
 
 def run_table(

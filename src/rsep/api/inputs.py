@@ -18,7 +18,7 @@ A query reads its streams from one of three kinds of data, all giving the same e
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
@@ -34,6 +34,9 @@ from rsep.spark.job import StreamInput
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from rsep.engine.batch import TripleBatch
+    from rsep.engine.terms import TermDictionary
 
 GraphData: TypeAlias = Graph | TimeVaryingGraph | str | Path
 """A graph a query reads: a set of triples, a time-varying graph, or a file (Turtle,
@@ -143,6 +146,32 @@ def read_streams(
     )
 
 
+def reads_as_batches(files: Sequence[StreamInput]) -> bool:
+    """Whether the columnar engine's readers read every one of the stream files: all
+    but a CSR-Bench data folder given a stream IRI (:func:`read_streams` reads those)."""
+    from rsep.semantics.csrbench import is_csrbench_data
+
+    return not any(item.stream is not None and is_csrbench_data(item.path) for item in files)
+
+
+def batch_sources(
+    files: Sequence[StreamInput], terms: TermDictionary, time_unit: TimeUnit
+) -> list[Iterator[TripleBatch]]:
+    """Each stream file read straight into batches of ``terms``' ids
+    (:func:`rsep.engine.batch.read_batches`), every event on the stream ``IRI=FILE``
+    names, as :func:`rsep.engine.batch.merge_batches` takes them."""
+    from rsep.engine.batch import read_batches
+    from rsep.spark.columnar import on_stream
+
+    return [
+        on_stream(
+            read_batches(item.path, item.stream, terms, time_unit=time_unit, **item.options),
+            item.stream,
+        )
+        for item in files
+    ]
+
+
 def read_table(data: object, time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> pa.Table:
     """Stream files (as :meth:`rsep.Query.run` takes them) as one Arrow table of triples in
     the event store's schema (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`), in time
@@ -155,25 +184,17 @@ def read_table(data: object, time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> pa.
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from rsep.engine.batch import merge_batches, read_batches
+    from rsep.engine.batch import merge_batches
     from rsep.engine.terms import TermDictionary
-    from rsep.semantics.csrbench import is_csrbench_data
-    from rsep.spark.columnar import on_stream
     from rsep.spark.eventstore import arrow_schema
 
     files = inputs_of(data).files
     if files is None:
         raise UserError("read_table reads stream files (a table of triples is one already)")
-    if any(item.stream is not None and is_csrbench_data(item.path) for item in files):
+    if not reads_as_batches(files):
         raise UserError("read_table does not read CSR-Bench data folders; run them with Query.run")
     terms = TermDictionary()
-    sources = [
-        on_stream(
-            read_batches(item.path, item.stream, terms, time_unit=time_unit, **item.options),
-            item.stream,
-        )
-        for item in files
-    ]
+    sources = batch_sources(files, terms, time_unit)
     parts = []
     seen = 0
     for batch in merge_batches(sources):
