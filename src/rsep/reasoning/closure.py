@@ -138,6 +138,8 @@ class _Pairs:
 
     def join(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every (row of ``column``, value) whose key is the row's id."""
+        if not len(self.keys) or not len(column):
+            return np.zeros(0, np.int64), np.zeros(0, np.int32)
         x = column.astype(np.int64)
         lo = np.searchsorted(self.keys, x, "left")
         counts = np.searchsorted(self.keys, x, "right") - lo
@@ -283,18 +285,19 @@ def _derive(
     closure: Closure,
     delta: tuple[np.ndarray, ...],
     every: tuple[np.ndarray, ...],
-    literal: np.ndarray,
+    kind: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
     """One round of the rules on the new rows ``delta`` (``e, s, p, o`` and saturation;
     ``every`` row too, for prp-trp): the derived rows with their saturation."""
     e, s, p, o, saturated = delta
     out: list[tuple[np.ndarray, ...]] = []
     type_id = closure.type_id
-    resource = ~literal[o]
+    resource = kind[o] != KIND_LITERAL
 
     def add(e: np.ndarray, s: np.ndarray, p: np.ndarray | int, o: np.ndarray, by: int = 0) -> None:
-        p = np.broadcast_to(np.asarray(p, np.int32), e.shape)
-        out.append((e, s, p, o, np.full(len(e), by, np.int8)))
+        if len(e):
+            p = np.broadcast_to(np.asarray(p, np.int32), e.shape)
+            out.append((e, s, p, o, np.full(len(e), by, np.int8)))
 
     unsaturated = np.flatnonzero((saturated & _BY_SPO) == 0)
     rows, q = closure.sub_property.join(p[unsaturated])
@@ -326,6 +329,8 @@ def _derive(
         add(de[left], ds[left], prop, ao[right])
         left, right = _equal_pairs(_key(de, ds), _key(ae, ao))  # (w p x), new (x p y)
         add(de[left], a_s[right], prop, do[left])
+    if not out:
+        return (*(np.zeros(0, np.int32) for _ in range(4)), np.zeros(0, np.int8))
     columns = [np.concatenate([part[k] for part in out]).astype(np.int32) for k in range(4)]
     return (*columns, np.concatenate([part[4] for part in out]))
 
@@ -357,10 +362,10 @@ def entail_batch(batch: TripleBatch, closure: Closure) -> TripleBatch:
         batch.p[active],
         batch.o[active],
     )
-    literal = dictionary.values.kind == KIND_LITERAL
+    kind = dictionary.values.kind
     delta = (*every, np.zeros(len(every[0]), np.int8))
     while len(delta[0]):
-        found = _derive(closure, delta, every, literal)
+        found = _derive(closure, delta, every, kind)
         delta = _rows_not_in(every, found)
         every = tuple(np.concatenate([a, b]) for a, b in zip(every, delta[:4], strict=True))
     parts = [every, tuple(c[withheld] for c in (batch.triple_event, batch.s, batch.p, batch.o))]
