@@ -102,3 +102,20 @@ def test_pragma_sets_entailment() -> None:
     assert answers(query, SEQ_EVENTS, "reference") == answers(
         rsep.Query(SEQ, "epsparql", entailment="rdfs"), SEQ_EVENTS, "reference"
     )
+
+
+MATCH = """PREFIX : <http://e.org/>
+SELECT ?x ?y
+FROM NAMED WINDOW :w1 ON :s [RANGE 10 STEP 10]
+WHERE { MATCH ( EVENT :w1 { ?x a :Vehicle } SEQ EVENT :w1 { ?x :at ?y } ) }"""
+
+
+@pytest.mark.parametrize("entailment", ["none", "rdfs"])
+def test_rsepql_match_on_entailed_items(entailment: str) -> None:
+    """RSEP-QL's engine (a window engine) reads entailed items as the oracle does."""
+    events = [*SEQ_EVENTS[:4], Event.point(EX + "s", 25, [t("z", "at", "q")])]
+    query = rsep.Query(MATCH, "rsepql", entailment=entailment)
+    oracle = answers(query, events, "reference")
+    assert answers(query, events, "local") == oracle
+    found = {dict(bindings)["x"] for _, bindings, _ in oracle}
+    assert found == (set() if entailment == "none" else {EX + "b1", EX + "c1"})
