@@ -25,7 +25,7 @@ reasoner on that event alone (:meth:`Ontology.entail`), counted in :attr:`Closur
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -34,7 +34,7 @@ from pyoxigraph import NamedNode, Triple
 from rsep.algebra.params import Entailment
 from rsep.engine.batch import TripleBatch, batches_of
 from rsep.engine.pattern import _equal_pairs
-from rsep.engine.terms import KIND_LITERAL, TermDictionary
+from rsep.engine.terms import KIND_BLANK, KIND_IRI, KIND_LITERAL, TermDictionary
 from rsep.rdf.event import Event
 from rsep.reasoning.reasoner import OWL, RDF, RDFS, TYPE, Ontology
 
@@ -169,6 +169,11 @@ class Closure:
     inverse: _Pairs = field(init=False)
     symmetric: np.ndarray = field(init=False)
     transitive: np.ndarray = field(init=False)
+    same_as: int = field(init=False)
+    """The id of ``owl:sameAs`` under ``owl_rl`` (eq-sym, eq-trans, eq-rep-s/p/o), else -1."""
+    terms: np.ndarray = field(init=False)
+    """The ids the tables hold, sorted: an item saying one is ``owl:sameAs`` another term
+    changes the schema, so it takes the exact path."""
     exact_all: bool = field(init=False)
     """Whether the ontology uses an OWL construct the tables do not cover."""
     _flags: np.ndarray = field(init=False)
@@ -215,6 +220,19 @@ class Closure:
         self.symmetric = typed(OWL + "SymmetricProperty")
         self.transitive = typed(OWL + "TransitiveProperty")
         self.exact_all = owl and not all(_covered(t) for t in self.ontology.triples)
+        self.same_as = d.intern(f"<{OWL}sameAs>") if owl else -1
+        tables = (self.sub_class, self.sub_property, self.domain, self.range, self.inverse)
+        self.terms = np.unique(
+            np.concatenate(
+                [
+                    *(t.keys for t in tables),
+                    *(t.values for t in tables),
+                    self.symmetric,
+                    self.transitive,
+                    [self.type_id],
+                ]
+            ).astype(np.int64)
+        )
 
     def __getstate__(self) -> dict[str, object]:
         """Picklable (a checkpoint): the dictionary without its lock."""
@@ -320,7 +338,10 @@ def _derive(
     if len(closure.symmetric):
         rows = np.flatnonzero(np.isin(p, closure.symmetric) & resource)
         add(e[rows], o[rows], p[rows], s[rows])
-    for prop in closure.transitive.tolist():
+    if closure.same_as >= 0:
+        _equality(closure.same_as, delta, every, add)
+    transitive = closure.transitive.tolist() + ([closure.same_as] if closure.same_as >= 0 else [])
+    for prop in transitive:
         mine = p == prop
         all_rows = np.flatnonzero(every[2] == prop)
         ae, a_s, ao = every[0][all_rows], every[1][all_rows], every[3][all_rows]
@@ -332,7 +353,41 @@ def _derive(
     if not out:
         return (*(np.zeros(0, np.int32) for _ in range(4)), np.zeros(0, np.int8))
     columns = [np.concatenate([part[k] for part in out]).astype(np.int32) for k in range(4)]
-    return (*columns, np.concatenate([part[4] for part in out]))
+    saturation = np.concatenate([part[4] for part in out])
+    # an RDF triple: an IRI as predicate (eq-rep-p may put another term there); no
+    # reflexive owl:sameAs (trivial, as the oracle drops it)
+    keep = kind[columns[2]] == KIND_IRI
+    if closure.same_as >= 0:
+        keep &= (columns[2] != closure.same_as) | (columns[1] != columns[3])
+    return (*(c[keep] for c in columns), saturation[keep])
+
+
+def _equality(
+    same: int,
+    delta: tuple[np.ndarray, ...],
+    every: tuple[np.ndarray, ...],
+    add: Callable[..., None],
+) -> None:
+    """eq-sym and eq-rep-s/p/o on the new rows (eq-trans is prp-trp on ``owl:sameAs``): a
+    new row with a term said to be the same as another, and a new ``owl:sameAs`` on every
+    row holding its subject, give the row with the other term in that place."""
+    e, s, p, o = delta[:4]
+    new = np.flatnonzero(p == same)
+    add(e[new], o[new], same, s[new])
+    known = np.flatnonzero(every[2] == same)
+    if not len(new) and not len(known):
+        return
+    ke, ka, kb = every[0][known], every[1][known], every[3][known]
+    ne, na, nb = e[new], s[new], o[new]
+    for place in (1, 2, 3):
+        left, right = _equal_pairs(_key(e, delta[place]), _key(ke, ka))
+        row = [e[left], s[left], p[left], o[left]]
+        row[place] = kb[right]
+        add(*row)
+        left, right = _equal_pairs(_key(every[0], every[place]), _key(ne, na))
+        row = [column[left] for column in every[:4]]
+        row[place] = nb[right]
+        add(*row)
 
 
 def entail_batch(batch: TripleBatch, closure: Closure) -> TripleBatch:
@@ -347,14 +402,28 @@ def entail_batch(batch: TripleBatch, closure: Closure) -> TripleBatch:
     is_type = batch.p == closure.type_id
     schema = ((pf & _SCHEMA_PREDICATE) != 0) | (is_type & ((of & _VOCABULARY_CLASS) != 0))
     owl = closure.ontology.entailment is Entailment.OWL_RL
-    exact_rows = schema | ((pf & _OWL_TERM) != 0) if owl else schema
+    owl_term = ((pf & _OWL_TERM) != 0) | (is_type & ((of & _OWL_TERM) != 0))
+    if owl:
+        same = batch.p == closure.same_as
+        sides = np.concatenate([batch.s[same], batch.o[same]])
+        odd = (
+            (dictionary.values.kind[sides] != KIND_IRI)
+            & (dictionary.values.kind[sides] != KIND_BLANK)
+            | np.isin(sides, closure.terms)
+            | (closure.flags(sides) != 0)
+        )
+        unsafe = np.zeros(len(batch.p), np.bool_)
+        unsafe[np.flatnonzero(same)] = odd[: int(same.sum())] | odd[int(same.sum()) :]
+        exact_rows = schema | (owl_term & ~same) | unsafe
+    else:
+        exact_rows = schema
     if closure.exact_all:
         exact_events = np.arange(len(batch), dtype=np.int32)
     else:
         exact_events = np.unique(batch.triple_event[exact_rows])
     on_exact = np.isin(batch.triple_event, exact_events)
     fast = ~on_exact
-    withheld = fast & (((pf & _OWL_TERM) != 0) | (is_type & ((of & _OWL_TERM) != 0)))
+    withheld = fast & owl_term & (not owl)
     active = fast & ~withheld
     every: tuple[np.ndarray, ...] = (
         batch.triple_event[active],

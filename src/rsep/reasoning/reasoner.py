@@ -154,8 +154,8 @@ def _reason(triples: Iterable[Triple]) -> set[Triple]:
     out: set[Triple] = set()
     for s, p, o in reasoner.reason():
         subject = _from_rdflib(s)
-        if isinstance(subject, Literal):
-            continue  # a generalised triple: no RDF triple has a literal subject
+        if isinstance(subject, Literal) or not isinstance(p, rdflib.URIRef):
+            continue  # a generalised triple: a literal subject, a predicate not an IRI
         out.add(Triple(subject, NamedNode(str(p)), _from_rdflib(o)))
     return out
 
