@@ -106,6 +106,17 @@ def test_all_lists_the_public_names_and_the_doc_tells_each() -> None:
     assert names <= set(namespace)
 
 
+def test_the_package_ships_its_type_information() -> None:
+    """``pip install`` builds a wheel with ``rsep/py.typed`` (PEP 561): the marker is in
+    the package and in the data setuptools puts in the wheel."""
+    import tomllib
+    from importlib.resources import files
+
+    assert files("rsep").joinpath("py.typed").is_file()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["rsep"]
+
+
 def test_spaseq_over_a_file_equals_the_oracle(spaseq_files: tuple[Path, Path]) -> None:
     stream, kb = spaseq_files
     query = rsep.Query(SPASEQ)
@@ -250,6 +261,35 @@ def test_incremental_in_batches_equals_one_call(spaseq_files: tuple[Path, Path],
     assert running.events == len(events)
     times = [r.time for r in found]
     assert times == sorted(times)
+
+
+@pytest.mark.parametrize("until", [None, 2000])
+def test_incremental_feed_takes_micro_batches_as_they_arrive(
+    spaseq_files: tuple[Path, Path], until: int | None
+) -> None:
+    """``Incremental.feed``: micro-batches (lists of events, tables) through the one driver
+    loop, answers read as they come: the oracle's answers up to ``until``; an answer comes
+    out before the micro-batches after its instant are taken."""
+    stream, kb = spaseq_files
+    query = rsep.Query(SPASEQ)
+    oracle = query.run({EX + "S": stream}, {EX + "kb": kb}, engine="reference", until=until)
+    expected = canonical(oracle)
+    events = [price(c, v, t) for c, v, t in PRICES]
+    taken: list[int] = []
+
+    def arriving() -> Any:
+        for start in range(0, len(events), 2):
+            taken.append(start)
+            chunk = events[start : start + 2]
+            yield chunk if start % 4 else price_table().slice(start, len(chunk))
+
+    running = query.incremental({EX + "kb": kb})
+    found = []
+    for result in running.feed(arriving(), until):
+        found.append(result)
+        assert taken[-1] <= 2 + max(i for i, (_, _, t) in enumerate(PRICES) if t <= result.time)
+    assert canonical(found) == expected
+    assert running.events == len([t for _, _, t in PRICES if until is None or t <= until])
 
 
 def test_incremental_rspql_fed_a_table_per_instant_equals_one_call() -> None:

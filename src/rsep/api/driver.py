@@ -210,33 +210,59 @@ class Incremental:
         """Take events in non-decreasing time, as objects or a table of triples
         (:data:`rsep.spark.eventstore.TABLE_COLUMNS`, Arrow or pandas); the answers of every
         instant they complete."""
-        table = table_of(events)
-        if table is None:
-            if not isinstance(events, Iterable):
-                raise UserError(f"push takes events or a table of triples, not {events!r}")
-            chunk = list(events)
+        out: list[Result] = []
+        for chunk in self._pushes([events]):
             self.events += len(chunk)
-            return self._engine.push(chunk)
-        return self._push_table(table)
+            out += self._engine.push(chunk) if isinstance(chunk, list) else self._columnar(chunk)
+        return out
 
-    def _push_table(self, table: pa.Table) -> list[Result]:
-        """A table of triples: in memory to the columnar engine
-        (:func:`rsep.engine.batch.table_batches`), through a temporary event store to the
-        others (:mod:`rsep.api.inputs`)."""
+    def feed(
+        self,
+        arriving: Iterable[Iterable[Event] | pa.Table | pd.DataFrame],
+        until: int | None = None,
+    ) -> Iterator[Result]:
+        """Take micro-batches as they arrive (each events in time order, as :meth:`push`
+        takes them) through the one driver loop (:func:`rsep.engine.query.drive`): each
+        pushed as it comes, the watermark moved to just before its first event, the input
+        finished when ``arriving`` ends (up to ``until``); the answers as they become
+        final, each once."""
+        before = self.events
+
+        def counted(count: int) -> None:
+            self.events = before + count
+
+        return drive(self._engine, self._pushes(arriving), until, pushed=counted)
+
+    def _pushes(
+        self, arriving: Iterable[Iterable[Event] | pa.Table | pd.DataFrame]
+    ) -> Iterator[list[Event] | TripleBatch]:
+        """What each of ``arriving`` gives the engine: events as a list; a table of
+        triples in memory to the columnar engine (:func:`rsep.engine.batch.table_batches`),
+        else as events read through a temporary event store (:mod:`rsep.api.inputs`)."""
         from rsep.engine.batch import table_batches
         from rsep.engine.sequence import SequenceQuery
 
         engine = self._engine
-        out: list[Result] = []
-        if isinstance(engine, SequenceQuery):
-            for batch in table_batches(table, engine.dictionary):
-                self.events += len(batch)
-                out += engine.push(batch)
-            return out
-        inputs = Inputs(table=table)
-        events = read_streams(inputs.stream_files() or []).events()
-        self.events += len(events)
-        return engine.push(sorted(events, key=lambda e: (e.t_end, e.t_start)))
+        for item in arriving:
+            table = table_of(item)
+            if table is None:
+                if not isinstance(item, Iterable):
+                    raise UserError(f"push takes events or a table of triples, not {item!r}")
+                yield list(item)
+            elif isinstance(engine, SequenceQuery):
+                yield from table_batches(table, engine.dictionary)
+            else:
+                stored = Inputs(table=table)  # its temporary store lives while it is read
+                events = read_streams(stored.stream_files() or []).events()
+                yield sorted(events, key=lambda e: (e.t_end, e.t_start))
+
+    def _columnar(self, batch: TripleBatch) -> list[Result]:
+        """A batch of the columnar engine's term ids pushed to it."""
+        from rsep.engine.sequence import SequenceQuery
+
+        if not isinstance(self._engine, SequenceQuery):
+            raise TypeError(f"{type(self._engine).__name__} takes events, not term ids")
+        return self._engine.push(batch)
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``; every answer at an instant ``≤ t`` not yet given."""

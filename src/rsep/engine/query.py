@@ -182,7 +182,7 @@ def incremental_query(
 
 def drive(
     query: IncrementalQuery,
-    events: Iterable[Event | TripleBatch],
+    events: Iterable[Event | list[Event] | TripleBatch],
     until: int | None = None,
     *,
     watermark: int | None = None,
@@ -191,7 +191,8 @@ def drive(
     pushed: Callable[[int], None] | None = None,
 ) -> Iterator[Result]:
     """The one driver loop (the API, Spark's replay tasks and live state): feed ``query``
-    ``events`` in time order, as objects (pushed ``batch`` at a time) or
+    ``events`` in time order, as objects (pushed ``batch`` at a time), lists of objects
+    (an application's micro-batches, each pushed as it comes) or
     :class:`~rsep.engine.batch.TripleBatch`es (pushed as they come, to the columnar
     engine), and give its answers as they become final. Before each push the watermark
     moves to just before its first event (every earlier instant is complete); nothing
@@ -216,10 +217,10 @@ def drive(
 
 
 def _chunks(
-    events: Iterable[Event | TripleBatch], until: int | None, size: int
+    events: Iterable[Event | list[Event] | TripleBatch], until: int | None, size: int
 ) -> Iterator[list[Event] | TripleBatch]:
-    """The non-empty pushes of :func:`drive`: events gathered ``size`` at a time, batches
-    as they are, both cut at the first event after ``until``."""
+    """The non-empty pushes of :func:`drive`: events gathered ``size`` at a time, lists
+    and batches as they are, all cut at the first event after ``until``."""
     if size < 1:
         raise UserError(f"a push needs at least one event, not {size}")
     chunk: list[Event] = []
@@ -235,6 +236,13 @@ def _chunks(
         if chunk:
             yield chunk
             chunk = []
+        if isinstance(item, list):
+            kept = [e for e in item if until is None or e.t_end <= until]
+            if kept:
+                yield kept
+            if len(kept) < len(item):
+                break
+            continue
         if until is not None and len(item) and int(item.event_end.max()) > until:
             head = _before(item, until)
             if len(head):

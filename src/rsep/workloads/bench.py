@@ -43,7 +43,6 @@ from pyoxigraph import Literal, NamedNode, Triple
 if TYPE_CHECKING:
     from rsep.api import Query
 
-from rsep.algebra.plan import Plan
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 from rsep.rdf.mapping import MappedEvent, RowMapper
@@ -577,9 +576,9 @@ def measure(point: Point, data: Data) -> Measurement:
         elif point.system == "read":
             answers, events = [], sum(1 for _ in _source(point, data))
         elif point.system == "spark":
-            answers, events = _spark(point, plan, data, kb)
+            answers, events = _spark(point, query, data, kb)
         elif point.system == "oracle":
-            answers, events = _oracle(point, plan, data, kb)
+            answers, events = _oracle(point, query, data, kb)
         elif point.system == "naive":
             answers, events = _naive(point, data, kb)
         elif point.system == "vectorised":
@@ -698,7 +697,8 @@ def _rsep_live(
     point: Point, query: Query, data: Data, kb: frozenset[Triple]
 ) -> tuple[list[Result], int, list[float]]:
     """The engine fed at ``point.rate`` triples/s in micro-batches of what has arrived
-    (every 10 ms): an event's arrival is the wall-clock time it was due; an answer's
+    (every 10 ms), by the API's incremental form (:meth:`rsep.api.Incremental.feed`, the
+    one driver loop): an event's arrival is the wall-clock time it was due; an answer's
     latency is its emission minus the arrival of the event that completed it (the last
     event of its time, the earliest it can be final). Events are read before the clock
     starts, so that the rate is the feed's, not the parser's."""
@@ -706,59 +706,48 @@ def _rsep_live(
     events = list(_source(point, data))
     per_event = data.triples / data.events / point.rate
     arrival: dict[int, float] = {}
+    start = time.perf_counter()
+
+    def arriving() -> Iterator[list[Event]]:
+        i = 0
+        while i < len(events):
+            now = time.perf_counter()
+            due = min(len(events), int((now - start) / per_event) + 1)
+            if due <= i:
+                time.sleep(min(0.01, (i - (now - start) / per_event) * per_event))
+                continue
+            batch = events[i:due]
+            for k, event in enumerate(batch, i):
+                arrival[event.t_end] = start + k * per_event
+            yield batch
+            i = due
+
     latencies: list[float] = []
     answers: list[Result] = []
-    start = time.perf_counter()
-    i = 0
-
-    def emit(results: list[Result]) -> None:
-        now = time.perf_counter()
-        for result in results:
-            latencies.append(now - arrival[result.time])
-            answers.append(result)
-
-    while i < len(events):
-        now = time.perf_counter()
-        due = min(len(events), int((now - start) / per_event) + 1)
-        if due <= i:
-            time.sleep(min(0.01, (i - (now - start) / per_event) * per_event))
-            continue
-        batch = events[i:due]
-        for k, event in enumerate(batch, i):
-            arrival[event.t_end] = start + k * per_event
-        emit(running.push(batch))
-        i = due
-        last = batch[-1].t_end
-        done = [e for e in batch if e.t_end < last]
-        if done:
-            emit(running.advance(done[-1].t_end))
-    emit(running.finish())
-    return answers, len(events), latencies
+    for result in running.feed(arriving()):
+        latencies.append(time.perf_counter() - arrival[result.time])
+        answers.append(result)
+    return answers, running.events, latencies
 
 
-def _spark(point: Point, plan: Plan, data: Data, kb: frozenset[Triple]) -> tuple[list[Result], int]:
-    """``rsep.spark.replay`` over the N-Quads file or the event store (``--engine spark``);
-    :func:`measure` starts the session before the clock (its start-up is in
+def _spark(
+    point: Point, query: Query, data: Data, kb: frozenset[Triple]
+) -> tuple[list[Result], int]:
+    """``Query.run(engine="spark")`` over the N-Quads file or the event store (``--engine
+    spark``); :func:`measure` starts the session before the clock (its start-up is in
     ``total_seconds``)."""
-    from rsep.spark.replay import run_on_spark
-
     source = data.store if point.source == "parquet" else data.nquads
-    return list(run_on_spark(plan, [source], {data.kb_graph: kb})), data.events
+    answers = query.run(source, {data.kb_graph: kb}, engine="spark")
+    return list(answers), answers.events
 
 
 def _oracle(
-    point: Point, plan: Plan, data: Data, kb: frozenset[Triple]
+    point: Point, query: Query, data: Data, kb: frozenset[Triple]
 ) -> tuple[list[Result], int]:
-    """The oracle (``rsep.semantics.evaluate``) over the events read in full."""
-    from rsep.rdf.event import Stream, StreamSet
-    from rsep.semantics import evaluate
-
-    events = list(_source(point, data))
-    by_stream: dict[str, list[Event]] = {}
-    for event in events:
-        by_stream.setdefault(event.stream, []).append(event)
-    streams = StreamSet(Stream(iri, tuple(evs)) for iri, evs in by_stream.items())
-    return list(evaluate(plan, streams, {data.kb_graph: kb})), len(events)
+    """``Query.run(engine="reference")``: the oracle (``rsep.semantics.evaluate``) over the
+    point's files read in full."""
+    answers = query.run(_files(point, data), {data.kb_graph: kb}, engine="reference")
+    return list(answers), answers.events
 
 
 def _naive(point: Point, data: Data, kb: frozenset[Triple]) -> tuple[list[Answer], int]:
