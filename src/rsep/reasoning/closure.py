@@ -476,4 +476,7 @@ def entail_events(events: Iterable[Event], closure: Closure) -> list[Event]:
     out: list[Event] = []
     for batch in batches_of(listed, closure.dictionary):
         out += entail_batch(batch, closure).events(closure.dictionary)
-    return [replace(entailed, id=event.id) for entailed, event in zip(out, listed, strict=True)]
+    return [
+        entailed if event.id is None else replace(entailed, id=event.id)
+        for entailed, event in zip(out, listed, strict=True)
+    ]

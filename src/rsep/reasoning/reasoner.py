@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -163,9 +164,21 @@ def _reason(triples: Iterable[Triple]) -> set[Triple]:
 def materialise(graph: Set[Triple], entailment: Entailment) -> frozenset[Triple]:
     """``graph`` with its consequences under ``entailment`` (the module's docstring): the
     reasoner's closure, less the trivial triples; under ``rdfs`` the OWL vocabulary is
-    withheld from the reasoner and only the RDFS rules' conclusions kept."""
+    withheld from the reasoner and only the RDFS rules' conclusions kept. The last few
+    graphs' closures are kept (a background graph that is also the ontology is reasoned
+    once)."""
     if entailment is Entailment.NONE:
         return frozenset(graph)
+    return _materialised(frozenset(graph), entailment)
+
+
+@lru_cache(maxsize=4)
+def _materialised(graph: frozenset[Triple], entailment: Entailment) -> frozenset[Triple]:
+    return _closure(graph, entailment)
+
+
+def _closure(graph: frozenset[Triple], entailment: Entailment) -> frozenset[Triple]:
+    """:func:`materialise`, not kept."""
     plain = [t for t in graph if not isinstance(t.object, Triple)]  # RDF 1.2 triple terms
     if entailment is Entailment.RDFS:
         reasoned = [t for t in plain if not _owl_vocabulary(t)]
@@ -196,5 +209,5 @@ class Ontology:
         """Stream item ``graph`` entailed with the schema: ``G ∪ (M(G ∪ T) ∖ M(T))``."""
         if self.entailment is Entailment.NONE:
             return frozenset(graph)
-        closed = materialise(frozenset(graph) | self.triples, self.entailment)
+        closed = _closure(frozenset(graph) | self.triples, self.entailment)
         return frozenset(graph) | (closed - self.closed)
