@@ -13,13 +13,15 @@ a semi-naive fixpoint of vectorised joins over every event of a batch at once, t
 - rdfs2 / prp-dom, rdfs3 / prp-rng: ``(x p y), dom(p) = C ⊢ (x a C)``, the range on ``y``;
 - rdfs9 / cax-sco, cax-eqc1/2: ``(x a C), C ⊑ D ⊢ (x a D)``;
 - prp-inv1/2, prp-symp: ``(x p y) ⊢ (y q x)``; prp-trp: ``(x p y), (y p z) ⊢ (x p z)``
-  inside one event,
+  inside one event;
+- under ``owl_rl``, eq-sym, eq-trans and eq-rep-s/p/o for the ``owl:sameAs`` of the event,
 
 which is ``G ∪ (M(G ∪ T) ∖ M(T))`` of each item when its triples are instance data. An event
-that states schema itself, or under ``owl_rl`` uses the OWL vocabulary as a predicate
-(``owl:sameAs`` …), and every event when the ontology uses an OWL construct these tables do
-not cover (``owl:someValuesFrom``, ``owl:FunctionalProperty`` …), takes the exact path: the
-reasoner on that event alone (:meth:`Ontology.entail`), counted in :attr:`Closure.exact`.
+that states schema itself, under ``owl_rl`` uses another OWL term as a predicate
+(``owl:differentFrom`` …) or says that a term of the ontology is ``owl:sameAs`` another, and
+every event when the ontology uses an OWL construct these tables do not cover
+(``owl:someValuesFrom``, ``owl:FunctionalProperty`` …), takes the exact path: the reasoner
+on that event alone (:meth:`Ontology.entail`), counted in :attr:`Closure.exact`.
 """
 
 from __future__ import annotations
