@@ -13,6 +13,7 @@ from rsep.algebra.params import Entailment, Parameters
 from rsep.reasoning.reasoner import Ontology, materialise
 
 if TYPE_CHECKING:
+    from rsep.engine.terms import TermDictionary
     from rsep.reasoning.closure import Closure
 
 __all__ = [
@@ -84,14 +85,20 @@ class MaterialisedGraph:
         return changes
 
 
-def engine_closure(parameters: Parameters, graphs: Mapping[str, object] | None) -> Closure | None:
-    """The closure tables an engine that takes events entails them with (in a dictionary of
-    their own: :func:`~rsep.reasoning.closure.entail_events`), or None when ``entailment``
-    does not apply to stream items."""
+def engine_closure(
+    parameters: Parameters,
+    graphs: Mapping[str, object] | None,
+    dictionary: TermDictionary | None = None,
+) -> Closure | None:
+    """The closure tables an engine entails stream items with, in ``dictionary``'s ids (the
+    columnar engine's, whose batches go through
+    :func:`~rsep.reasoning.closure.entail_batch`; by default one of their own, for the
+    engines that take events: :func:`~rsep.reasoning.closure.entail_events`), or None when
+    ``entailment`` does not apply to stream items."""
     ontology = ontology_of(parameters, graphs_of(graphs))
     if ontology is None:
         return None
     from rsep.engine.terms import TermDictionary
     from rsep.reasoning.closure import Closure
 
-    return Closure(ontology, TermDictionary())
+    return Closure(ontology, dictionary if dictionary is not None else TermDictionary())
