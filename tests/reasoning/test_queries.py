@@ -5,12 +5,14 @@ RSP-QL window query over a background graph, per ``entailment.scope``."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 
 import pytest
 from pyoxigraph import NamedNode, Triple
 
 import rsep
+from rsep.engine.query import drive, incremental_query
 from rsep.rdf.event import Event
 from rsep.reasoning.closure import entail_events
 from rsep.reasoning.reasoner import RDF, RDFS
@@ -144,3 +146,15 @@ def test_spaseq_oracle_and_the_columnar_engine_on_entailed_items() -> None:
     assert closure is not None
     entailed = entail_events(events, closure)
     assert answers(rsep.Query(SPASEQ, "spaseq"), entailed, "local") == oracle
+
+
+def test_epsparql_engine_with_entailment_resumes_from_a_checkpoint() -> None:
+    """The engine's state, closure tables and their dictionary included, pickles mid-stream
+    (Spark's live state) and goes on with the same answers."""
+    plan = rsep.Query(SEQ, "epsparql", entailment="owl_rl").plan
+    whole = list(drive(incremental_query(plan, GRAPHS), SEQ_EVENTS))
+    engine = incremental_query(plan, GRAPHS)
+    first = list(drive(engine, SEQ_EVENTS[:2], finish=False))
+    resumed = pickle.loads(pickle.dumps(engine))
+    rest = list(drive(resumed, SEQ_EVENTS[2:]))
+    assert first + rest == whole and len(whole) == 2
