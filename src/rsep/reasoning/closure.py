@@ -110,19 +110,20 @@ class _Pairs:
     values: np.ndarray
 
     @classmethod
-    def of(cls, pairs: Iterable[tuple[int, int]]) -> _Pairs:
-        """The distinct pairs, sorted."""
+    def of(cls, pairs: Iterable[tuple[int, int]], reflexive: bool = False) -> _Pairs:
+        """The distinct pairs, sorted; a reflexive one only when ``reflexive`` (a property
+        its own inverse is one; a class its own subclass says nothing)."""
         table = np.array(list(pairs), np.int64).reshape(-1, 2)
-        return cls.of_columns(table[:, 0], table[:, 1])
+        return cls.of_columns(table[:, 0], table[:, 1], reflexive)
 
     @classmethod
-    def of_columns(cls, keys: np.ndarray, values: np.ndarray) -> _Pairs:
-        """The distinct pairs ``(keys[i], values[i])`` that are not reflexive, sorted."""
+    def of_columns(cls, keys: np.ndarray, values: np.ndarray, reflexive: bool = False) -> _Pairs:
+        """The distinct pairs ``(keys[i], values[i])``, sorted (as :meth:`of`)."""
         keys, values = keys.astype(np.int64), values.astype(np.int64)
         unique = np.unique((keys << 32) | values)
         keys, values = unique >> 32, unique & 0xFFFFFFFF
-        other = keys != values
-        return cls(keys[other], values[other].astype(np.int32))
+        kept = np.ones(len(keys), np.bool_) if reflexive else keys != values
+        return cls(keys[kept], values[kept].astype(np.int32))
 
     def transitive(self) -> _Pairs:
         """The transitive closure (without reflexive pairs), so that one join derives every
@@ -196,7 +197,7 @@ class Closure:
             if not found:
                 return []
             ids = d.encode([text for pair in found for text in pair]).reshape(-1, 2)
-            out = [(int(a), int(b)) for a, b in ids.tolist() if a != b]
+            out = [(int(a), int(b)) for a, b in ids.tolist()]
             return out + [(b, a) for a, b in out] if both else out
 
         thing = d.intern(f"<{OWL}Thing>")
@@ -212,7 +213,7 @@ class Closure:
         ).transitive()
         self.domain = _Pairs.of((a, b) for a, b in pairs(RDFS + "domain") if b != thing)
         self.range = _Pairs.of((a, b) for a, b in pairs(RDFS + "range") if b != thing)
-        self.inverse = _Pairs.of(pairs(OWL + "inverseOf", both=True) if owl else [])
+        self.inverse = _Pairs.of(pairs(OWL + "inverseOf", both=True) if owl else [], True)
         kinds = by.get(TYPE, [])
 
         def typed(kind: str) -> np.ndarray:
@@ -312,7 +313,6 @@ def _derive(
     e, s, p, o, saturated = delta
     out: list[tuple[np.ndarray, ...]] = []
     type_id = closure.type_id
-    resource = kind[o] != KIND_LITERAL
 
     def add(e: np.ndarray, s: np.ndarray, p: np.ndarray | int, o: np.ndarray, by: int = 0) -> None:
         if len(e):
@@ -326,19 +326,15 @@ def _derive(
     rows, c = closure.domain.join(p)
     add(e[rows], s[rows], type_id, c)
     rows, c = closure.range.join(p)
-    keep = resource[rows]
-    rows, c = rows[keep], c[keep]
     add(e[rows], o[rows], type_id, c)
     typed = np.flatnonzero((p == type_id) & ((saturated & _BY_SCO) == 0))
     rows, d = closure.sub_class.join(o[typed])
     rows = typed[rows]
     add(e[rows], s[rows], type_id, d, _BY_SCO)
     rows, q = closure.inverse.join(p)
-    keep = resource[rows]
-    rows, q = rows[keep], q[keep]
     add(e[rows], o[rows], q, s[rows])
     if len(closure.symmetric):
-        rows = np.flatnonzero(np.isin(p, closure.symmetric) & resource)
+        rows = np.flatnonzero(np.isin(p, closure.symmetric))
         add(e[rows], o[rows], p[rows], s[rows])
     if closure.same_as >= 0:
         _equality(closure.same_as, delta, every, add)
@@ -439,6 +435,9 @@ def entail_batch(batch: TripleBatch, closure: Closure) -> TripleBatch:
         found = _derive(closure, delta, every, kind)
         delta = _rows_not_in(every, found)
         every = tuple(np.concatenate([a, b]) for a, b in zip(every, delta[:4], strict=True))
+    # a literal subject is kept through the rounds (OWL 2 RL/RDF reasons on generalised
+    # triples, and so does the reasoner), an RDF triple has none
+    every = tuple(c[kind[every[1]] != KIND_LITERAL] for c in every)
     parts = [every, tuple(c[withheld] for c in (batch.triple_event, batch.s, batch.p, batch.o))]
     if len(exact_events):
         parts.append(_exact(batch, exact_events, closure))
