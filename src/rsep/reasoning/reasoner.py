@@ -27,12 +27,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from rsep.algebra.params import Entailment
 from rsep.errors import UserError
+
+if TYPE_CHECKING:
+    import rdflib
 
 __all__ = [
     "OWL",
@@ -100,6 +103,8 @@ def _rdfs_conclusion(triple: Triple) -> bool:
 
 
 def _to_rdflib(term: object) -> rdflib.term.Node:
+    import rdflib  # loaded when entailment is asked: the reasoner reads rdflib terms
+
     if isinstance(term, NamedNode):
         return rdflib.URIRef(term.value)
     if isinstance(term, BlankNode):
@@ -114,6 +119,8 @@ def _to_rdflib(term: object) -> rdflib.term.Node:
 
 
 def _from_rdflib(term: rdflib.term.Node) -> NamedNode | BlankNode | Literal:
+    import rdflib
+
     if isinstance(term, rdflib.URIRef):
         return NamedNode(str(term))
     if isinstance(term, rdflib.BNode):
@@ -143,6 +150,7 @@ def _trivial(triple: Triple) -> bool:
 
 def _reason(triples: Iterable[Triple]) -> set[Triple]:
     """The OWL 2 RL closure of ``triples`` by ``reasonable``."""
+    import rdflib
     import reasonable  # type: ignore[import-untyped]
 
     reasoner = reasonable.PyReasoner()
