@@ -472,12 +472,21 @@ def _exact(batch: TripleBatch, events: np.ndarray, closure: Closure) -> tuple[np
 
 def entail_events(events: Iterable[Event], closure: Closure) -> list[Event]:
     """``events`` (objects) entailed as :func:`entail_batch` entails a batch, for the
-    engines that take events; each keeps its stream, interval and id."""
+    engines that take events: an event the ontology adds nothing to is the same object, an
+    entailed one keeps its stream, interval and id."""
     listed = list(events)
     out: list[Event] = []
-    for batch in batches_of(listed, closure.dictionary):
-        out += entail_batch(batch, closure).events(closure.dictionary)
-    return [
-        entailed if event.id is None else replace(entailed, id=event.id)
-        for entailed, event in zip(out, listed, strict=True)
-    ]
+    dictionary = closure.dictionary
+    for batch in batches_of(listed, dictionary):
+        mine = listed[len(out) : len(out) + len(batch)]
+        entailed = entail_batch(batch, closure)
+        size = np.bincount(entailed.triple_event, minlength=len(batch))
+        grown = size != np.bincount(batch.triple_event, minlength=len(batch))
+        bounds = np.concatenate([[0], np.cumsum(size)]).tolist()
+        out += mine
+        for k in np.flatnonzero(grown).tolist():
+            lo, hi = bounds[k], bounds[k + 1]
+            nodes = [dictionary.nodes(c[lo:hi]) for c in (entailed.s, entailed.p, entailed.o)]
+            graph = frozenset(Triple(*terms) for terms in zip(*nodes, strict=True))
+            out[len(out) - len(mine) + k] = replace(mine[k], graph=graph)
+    return out
