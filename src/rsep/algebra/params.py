@@ -56,7 +56,14 @@ class ParameterError(UserError):
     """A parameter with an unknown name, or a value it does not take."""
 
 
-class Source(Enum):
+class _Named(Enum):
+    """An enum whose text is its value, as ``PRAGMA`` and ``--set`` write it."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Source(_Named):
     """Where a parameter's value came from, weakest first (``rank``)."""
 
     BUILT_IN = "built-in"
@@ -65,16 +72,13 @@ class Source(Enum):
     QUERY_TEXT = "query text"
     COMMAND_LINE = "command line"
 
-    def __str__(self) -> str:
-        return self.value
-
     @property
     def rank(self) -> int:
         """0 for ``BUILT_IN`` … 4 for ``COMMAND_LINE``."""
         return list(Source).index(self)
 
 
-class Timestamps(Enum):
+class Timestamps(_Named):
     """Whether stream items carry a time instant or an interval (``timestamps``): points in
     RSP-QL (Def. 9), RSEP-QL (Def. 1) and SPAseq (Def. 1); intervals ``[t, t']`` in EP-SPARQL
     (Sect. 4.2) and CQELS-CEP (Sect. 2.2)."""
@@ -82,11 +86,8 @@ class Timestamps(Enum):
     POINT = "point"
     INTERVAL = "interval"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Entailment(Enum):
+class Entailment(_Named):
     """Which consequences of the background ontology a query reads (``entailment``): none
     (simple entailment, SPARQL 1.1 Sect. 18), the RDFS rules rdfs2, rdfs3, rdfs5, rdfs7,
     rdfs9, rdfs11 (RDF 1.1 Semantics Sect. 9.2), or the OWL 2 RL/RDF rules (OWL 2 Profiles
@@ -96,11 +97,8 @@ class Entailment(Enum):
     RDFS = "rdfs"
     OWL_RL = "owl_rl"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class EntailmentScope(Enum):
+class EntailmentScope(_Named):
     """What ``entailment`` applies to (``entailment.scope``): the background graphs (each
     materialised once, each snapshot of a time-varying graph on its own), each stream item
     with the ontology's schema (EP-SPARQL Sect. 5, "Background knowledge"), or both."""
@@ -108,9 +106,6 @@ class EntailmentScope(Enum):
     BACKGROUND = "background"
     STREAM = "stream"
     BOTH = "both"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def background(self) -> bool:
@@ -123,7 +118,7 @@ class EntailmentScope(Enum):
         return self is not EntailmentScope.BACKGROUND
 
 
-class Profile(Enum):
+class Profile(_Named):
     """An engine whose reporting conventions the query follows (``profile``): the CSR-Bench
     engine profiles, ``shared/data/csrbench/config/{csparql,cqels,sparqlstream}.properties``;
     ``none`` leaves the other parameters alone (``rsep.algebra.passes.apply_profile``)."""
@@ -132,9 +127,6 @@ class Profile(Enum):
     CQELS = "cqels"
     SPARQLSTREAM = "sparqlstream"
     NONE = "none"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
