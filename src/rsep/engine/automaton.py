@@ -290,25 +290,20 @@ def _holds(
     when neither its program nor a verdict given decides it (``scratch`` then holds the
     values it reads, the others -2)."""
     width = merged.shape[0]
-    for z in range(width):
-        scratch[z] = merged[z]
-    for m in range(f_nmask[f]):
-        if rows[r, f_mask[f, m]] < 0:
-            scratch[f_mask[f, m]] = -1
+    ids = merged
+    if f_nmask[f]:
+        for z in range(width):
+            scratch[z] = merged[z]
+        for m in range(f_nmask[f]):
+            if rows[r, f_mask[f, m]] < 0:
+                scratch[f_mask[f, m]] = -1
+        ids = scratch
     verdict = evaluate_with(
-        ops[f_lo[f] : f_hi[f]],
-        args[f_lo[f] : f_hi[f]],
-        scratch,
-        kind,
-        numeric,
-        number,
-        exact,
-        ints,
-        floats,
+        ops, args, f_lo[f], f_hi[f], ids, kind, numeric, number, exact, ints, floats
     )
     if verdict == 2:
         for z in range(width):
-            scratch[z] = scratch[z] if f_used[f, z] else -2
+            scratch[z] = ids[z] if f_used[f, z] else -2
         verdict = _verdict(f, scratch, known_f, known_rows, known_value)
     return int(verdict)
 
@@ -418,6 +413,7 @@ def run_partitions(
         most = max(most, step_op_hi[j] - step_op_lo[j])
     combo_key = np.empty((64, most), np.int64)
     choice = np.empty(most, np.int64)
+    room = np.empty(n_steps, np.int64)  # an instant's solutions per step, -1 not counted
     status = STATUS_OK
     stopped = -1
     undecided_f = np.empty(16, np.int64)  # FILTER rows to decide: the FILTER, its values
@@ -439,6 +435,7 @@ def run_partitions(
         q = pe_part[i] if own else carried[ci, PART]
         n_g = 0
         n_r = 0
+        n_dead = 0
         while ci < n_c and carried[ci, PART] == q:  # its carried runs
             count = carried[ci, ROW_COUNT]
             if n_g + 1 > runs.shape[0]:
@@ -480,12 +477,15 @@ def run_partitions(
                         runs[n_g, c] = -1
                     n_g = _add_run(runs, n_g, n_g, 0, 0, -1, t, n_r, 1)
                     n_r += 1
+            for step in range(n_steps):
+                room[step] = -1
             before = n_g
             for g in range(before):
                 if runs[g, ALIVE] == 0:
                     continue
                 if runs[g, END] < t:
                     runs[g, ALIVE] = 0
+                    n_dead += 1
                     continue
                 step = runs[g, STEP]
                 first_time = t if runs[g, T1] < 0 else runs[g, T1]
@@ -494,13 +494,14 @@ def run_partitions(
                 o_lo = step_op_lo[step]
                 o_hi = step_op_hi[step]
                 # room for every candidate the step can give (run rows x solutions)
-                most_rows = 0
-                for o in range(o_lo, o_hi):
-                    for k in range(i, j):
-                        e = pe_event[k]
-                        if ev_stream[e] == op_stream[o]:
-                            most_rows += sol_ptr[op_gpm[o], e + 1] - sol_ptr[op_gpm[o], e]
-                most_rows *= r_hi - r_lo
+                if room[step] < 0:
+                    room[step] = 0
+                    for o in range(o_lo, o_hi):
+                        for k in range(i, j):
+                            e = pe_event[k]
+                            if ev_stream[e] == op_stream[o]:
+                                room[step] += sol_ptr[op_gpm[o], e + 1] - sol_ptr[op_gpm[o], e]
+                most_rows = room[step] * (r_hi - r_lo)
                 if most_rows > cand.shape[0]:
                     cand = _grow(cand, most_rows)
                     cand_of = _grow(cand_of, most_rows)
@@ -756,8 +757,13 @@ def run_partitions(
                     strategy = step_strategy[step]
                 if strategy == STRICT or (strategy == NEXT and n_hits > 0):
                     runs[g, ALIVE] = 0
-            n_g, n_r = _compact(runs, n_g, rows, n_r)
-            if n_g > max_runs:
+                    n_dead += 1
+            # the dead runs leave when they are half of them (each instant would move
+            # every waiting run's rows, in time linear in the runs)
+            if 2 * n_dead >= n_g:
+                n_g, n_r = _compact(runs, n_g, rows, n_r)
+                n_dead = 0
+            if n_g - n_dead > max_runs:
                 status = STATUS_TOO_MANY_RUNS
                 stopped = q
             i = j

@@ -295,7 +295,7 @@ def _ieee(op, x, y):  # type: ignore[no-untyped-def]
     return math.copysign(np.inf, x) * math.copysign(1.0, y)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _load(term, kind, numeric, number, exact):  # type: ignore[no-untyped-def]
     """The entry of a bound term (an error when unbound, §17.2)."""
     if term < 0:
@@ -510,7 +510,7 @@ def _boolean_order(a, b):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _order(a, b, kind):  # type: ignore[no-untyped-def]
     """The possible outcomes of ``<`` and friends (§17.3): numbers, or else strings, booleans
     and dateTimes; anything else is an error."""
@@ -539,7 +539,7 @@ def _order(a, b, kind):  # type: ignore[no-untyped-def]
     return _O_LT | _O_EQ | _O_GT | _O_ERROR
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _equal(a, b, kind):  # type: ignore[no-untyped-def]
     """The possible values of ``a = b`` (§17.3, RDFterm-equal §17.4.1.7, as
     :func:`rsep.rdf.values.equal`)."""
@@ -578,7 +578,7 @@ def _equal(a, b, kind):  # type: ignore[no-untyped-def]
     return _M_ANY
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ebv(a, kind):  # type: ignore[no-untyped-def]
     """The possible effective boolean values (§17.2.2) of an entry."""
     tag = a[0]
@@ -599,7 +599,7 @@ def _ebv(a, kind):  # type: ignore[no-untyped-def]
     return _M_ANY
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _comparison(op, a, b, kind):  # type: ignore[no-untyped-def]
     if op in (EQ, NE):
         mask = _equal(a, b, kind)
@@ -656,7 +656,7 @@ def _logical(op, a, b):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _read(ints, floats, i):  # type: ignore[no-untyped-def]
     return _entry(
         ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3],
@@ -664,12 +664,13 @@ def _read(ints, floats, i):  # type: ignore[no-untyped-def]
     )  # fmt: skip
 
 
-@njit(cache=True)
-def evaluate_with(ops, args, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
-    """:func:`evaluate` with its stack given: ``ints`` int64[len(ops), 4] and ``floats``
-    float64[len(ops), 4] (for a kernel that evaluates many rows)."""
+@njit(cache=True, inline="always")
+def evaluate_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
+    """:func:`evaluate` of the program ``ops[lo:hi]`` (a kernel keeps many programs in
+    one array and takes no view of it per row) with its stack given: ``ints``
+    int64[hi - lo, 4] and ``floats`` float64[hi - lo, 4]."""
     top = 0
-    for i in range(ops.shape[0]):
+    for i in range(lo, hi):
         op = ops[i]
         if op <= BOUND:
             if op == PUSH_VAR:
@@ -726,7 +727,9 @@ def evaluate(ops, args, ids, kind, numeric, number, exact):  # type: ignore[no-u
     :data:`TRUE`, :data:`FALSE` (false or an error, §17.2) or :data:`UNDECIDED`."""
     ints = np.empty((ops.shape[0], 4), dtype=np.int64)
     floats = np.empty((ops.shape[0], 4), dtype=np.float64)
-    return evaluate_with(ops, args, ids, kind, numeric, number, exact, ints, floats)
+    return evaluate_with(
+        ops, args, 0, ops.shape[0], ids, kind, numeric, number, exact, ints, floats
+    )
 
 
 @njit(cache=True)
@@ -735,7 +738,9 @@ def _rows(ops, args, ids, kind, numeric, number, exact):  # type: ignore[no-unty
     ints = np.empty((ops.shape[0], 4), dtype=np.int64)
     floats = np.empty((ops.shape[0], 4), dtype=np.float64)
     for row in range(ids.shape[0]):
-        out[row] = evaluate_with(ops, args, ids[row], kind, numeric, number, exact, ints, floats)
+        out[row] = evaluate_with(
+            ops, args, 0, ops.shape[0], ids[row], kind, numeric, number, exact, ints, floats
+        )
     return out
 
 

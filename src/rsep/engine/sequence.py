@@ -67,7 +67,7 @@ from rsep.lang.printer import to_sparql
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
-from rsep.rdf.terms import Term, to_nt
+from rsep.rdf.terms import to_nt
 
 __all__ = ["SequenceQuery", "Stats", "columnar_reason", "describe"]
 
@@ -1739,20 +1739,29 @@ def _selected_results(
     table = np.concatenate([t2[:, None], t1[:, None], rows[:, columns].astype(np.int64)], axis=1)
     if len(table) == 0:
         return []
-    table = np.unique(table, axis=0)
-    terms: dict[int, Term] = {}
-    term = query.dictionary.term
-    out: list[Result] = []
-    for row in table.tolist():
-        bindings: dict[str, Term] = {}
-        for name, ident in zip(kept, row[2:], strict=True):
-            if ident >= 0:
-                found = terms.get(ident)
-                if found is None:
-                    found = terms[ident] = term(ident)
-                bindings[name] = found
-        out.append(SelectResult(row[0], bindings, (row[1], row[0])))
-    return out
+    order = np.lexsort(table.T[::-1])
+    table = table[order]
+    if len(table) > 1:  # each distinct row once, in the order of np.unique
+        table = table[np.concatenate([[True], np.any(table[1:] != table[:-1], axis=1)])]
+    ids = table[:, 2:]
+    present = np.unique(ids[ids >= 0])
+    terms = np.empty(len(present) + 1, dtype=object)  # the last one for unbound
+    terms[:-1] = query.dictionary.nodes(present)
+    objects = terms[np.where(ids >= 0, np.searchsorted(present, ids), len(present))].tolist()
+    times = table[:, :2].tolist()
+    if bool(np.all(ids >= 0)):
+        return [
+            SelectResult(t[0], dict(zip(kept, values, strict=True)), (t[1], t[0]))
+            for t, values in zip(times, objects, strict=True)
+        ]
+    return [
+        SelectResult(
+            t[0],
+            {name: v for name, v in zip(kept, values, strict=True) if v is not None},
+            (t[1], t[0]),
+        )
+        for t, values in zip(times, objects, strict=True)
+    ]
 
 
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
