@@ -91,8 +91,8 @@ def exact_path(plan: Plan) -> str:
 
 def physical(plan: Plan) -> str:
     """How ``rsep run --engine spark`` runs a plan with an event sequence (empty for
-    others): by the columnar engine in Spark tasks (:mod:`rsep.spark.columnar`) or the
-    per-event engine (:mod:`rsep.spark.replay`), and its partitioning
+    others): by the columnar engine in Spark tasks (:mod:`rsep.spark.columnar`), or by
+    none when that engine does not take it, and its partitioning
     (:func:`rsep.spark.partition.choose_scheme`): by key, or one Spark task and why."""
     from rsep.engine.sequence import columnar_reason
     from rsep.spark.partition import choose_scheme
@@ -116,7 +116,8 @@ def physical(plan: Plan) -> str:
     runner = (
         "the columnar engine in Spark tasks (mapInArrow), reading the files in parallel tasks"
         if reason is None
-        else "the per-event engine in Spark tasks (rsep.spark.replay)"
+        else f"none: the columnar engine does not take it ({reason}; the oracle: "
+        "--engine reference)"
     )
     return (
         "on Spark (rsep run --engine spark)\n"
