@@ -5,14 +5,20 @@ interval) come out, equal to what the oracle's tests derive from the definitions
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pyoxigraph import NamedNode, Triple
 
+from rsep.api import Query
 from rsep.cli import main as cli
+from rsep.rdf.event import Event
+from rsep.rdf.formats import read_events, write_events
 from rsep.rdf.terms import XSD
 
 ENGINES = [
@@ -66,14 +72,20 @@ def short(result: dict[str, Any]) -> tuple[int, list[int], dict[str, str]]:
 
 def live(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
     """``rsep run --live`` on ``args``: each ``--stream IRI=FILE`` becomes a folder holding
-    the file, read to its end (``--available-now``); ``--until N`` (which a live query does
-    not take) keeps the answers at instants up to N."""
+    the file and then a tick (an event of another stream) just after the last instant
+    (``--until N``: N), which moves the folder's watermark past it, read to its end
+    (``--available-now``); the answers at instants up to that one (a live query does not
+    take ``--until``)."""
     work = Path(tempfile.mkdtemp(prefix="rsep-live-"))
     rest, until = list(args), None
     if "--until" in rest:
         at = rest.index("--until")
         until = int(rest[at + 1])
         del rest[at : at + 2]
+    settings = dict(rest[i + 1].split("=", 1) for i, item in enumerate(rest) if item == "--set")
+    unit = Query(Path(rest[0]).read_text(), parameters=settings).plan.parameters.time_unit
+    folders: list[Path] = []
+    last = 0
     for i, item in enumerate(rest):
         if i and rest[i - 1] == "--stream" and "=" not in item:
             pytest.skip("a SPAseq description names its stream files; live reads folders")
@@ -82,15 +94,24 @@ def live(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, 
             folder = work / f"in{i}"
             folder.mkdir()
             shutil.copy(path, folder)
+            events = read_events(Path(path), stream=iri, time_unit=unit)
+            last = max([last, *(e.t_end for e in events)])
+            folders.append(folder)
             rest[i] = f"{iri}={folder}"
+    end = last if until is None else until
+    node = NamedNode("http://example.org/tick")
+    for folder in folders:
+        ticks = [Event.point("http://example.org/clock", end + 1, [Triple(node, node, node)])]
+        write_events(ticks, folder / "zz-tick.nq", "nquads", with_stream=True)
+        later = time.time() + 5  # the file source takes files in order of modification
+        os.utime(folder / "zz-tick.nq", (later, later))
     out = work / "out.jsonl"
     command = ["run", *rest, "--live", "--available-now", "--quiet"]
     command += ["--checkpoint", str(work / "ck"), "--output", str(out)]
     assert cli.main(command) == 0, capsys.readouterr().err
     capsys.readouterr()
     found = [json.loads(line) for line in out.read_text().splitlines()]
-    found = [r for r in found if until is None or r["time"] <= until]
-    return ordered(found)
+    return ordered([r for r in found if r["time"] <= end])
 
 
 # SPAseq ---------------------------------------------------------------------------------

@@ -1,15 +1,14 @@
 """Live queries on Spark Structured Streaming (rsep.spark.live) against the oracle: a SPAseq
 folder read as arriving files, PARTITION BY keys over two partitions with the evaluators in
 the RocksDB state store, a stop and a restart from the checkpoint (no answer lost, none
-twice), and RSP-QL windows."""
+twice), and RSP-QL windows. The last instant a live query has seen stays open until the
+watermark passes it: each run ends with a tick (an event after every other)."""
 
 from __future__ import annotations
 
 import json
 import os
-import random
-import signal
-import subprocess
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -56,22 +55,32 @@ def tick(t: int) -> Event:
     return Event.point(EX + "clock", t, [Triple(node, node, node)])
 
 
+def ticked(base: Path, tmp_path: Path, glob: str, t: int) -> tuple[Path, str]:
+    """A copy of the folder ``base`` with a tick at ``t`` arriving after its files, and the
+    glob that takes the files ``glob`` takes and the tick."""
+    folder = tmp_path / base.name
+    shutil.copytree(base, folder)
+    arrive(folder, "tick.nq", [tick(t)])
+    return folder, "{" + glob + ",tick.nq}"
+
+
 def test_spaseq_folder_live(spark: SparkSession, shared_data: Path, tmp_path: Path) -> None:
-    """kleeneplus's description file taken by the file source: once the watermark reaches
-    the last event, the oracle's three matches."""
+    """kleeneplus's description file taken by the file source, then a tick: once the
+    watermark passes the last event, the oracle's three matches."""
     base = shared_data / "spaseq" / "tests" / "kleeneplus"
     plan = compiled((base / "queryKleene.q").read_text(encoding="utf-8"))
+    folder, glob = ticked(base, tmp_path, "stream*.txt", 5000)
     live = start_live(
         spark,
         plan,
-        base,
+        folder,
         tmp_path / "checkpoint",
         tmp_path / "out",
-        glob="stream*.txt",
+        glob=glob,
         available_now=True,
     )
     live.wait()
-    assert live.watermark == 4000
+    assert live.watermark == 4999
     assert not live.scheme.partitioned
     expected = oracle(plan, list(read_events(base / "streamKleene.txt")))
     assert canonical(live.results()) == expected
@@ -105,8 +114,9 @@ def test_spaseq_folders_live_on_the_columnar_engine(
     base = shared_data / "spaseq" / "tests" / folder
     plan = compiled((base / query).read_text(encoding="utf-8"))
     assert columnar_reason(plan) is None
+    copy, glob = ticked(base, tmp_path, stream, 10**7)
     live = start_live(
-        spark, plan, base, tmp_path / "checkpoint", tmp_path / "out", glob=stream,
+        spark, plan, copy, tmp_path / "checkpoint", tmp_path / "out", glob=glob,
         available_now=True,
     )  # fmt: skip
     live.wait()
@@ -139,9 +149,9 @@ def test_restart_from_checkpoint(spark: SparkSession, tmp_path: Path) -> None:
     )
     first.wait()
     assert first.scheme.partitioned and first.scheme.partitions == 2
-    assert first.watermark == 29000
+    assert first.watermark == 28999  # the instant 29000 is still open
     before = canonical(read_output(stopped / "out"))
-    assert before == [a for a in oracle(plan, events) if json.loads(a)["time"] <= 29000]
+    assert before == [a for a in oracle(plan, events) if json.loads(a)["time"] <= 28999]
     for index, chunk in enumerate(chunks[2:], start=2):
         arrive(stopped / "in", f"part-{index}.nq", chunk)
     arrive(stopped / "in", "part-9.nq", last)
@@ -196,6 +206,8 @@ def test_rspql_windows_live(spark: SparkSession, shared_data: Path, tmp_path: Pa
     for index in range(4):
         chunk = events[index * size : (index + 1) * size]
         arrive(tmp_path / "in", f"part-{index}.nq", chunk)
+    last = max(e.t_end for e in events)
+    arrive(tmp_path / "in", "part-4.nq", [tick(last + 1)])
     live = start_live(
         spark,
         plan,
@@ -214,57 +226,29 @@ def test_rspql_windows_live(spark: SparkSession, shared_data: Path, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_crash_recovery(spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sink", ["folder", "file", "kafka"])
+def test_crash_recovery(spark: SparkSession, tmp_path: Path, sink: str) -> None:
     """Kill a live run (SIGKILL of its process group: driver and JVM) at a random point,
-    restart from its checkpoint: the answers equal those of an uninterrupted run, none lost,
-    none twice. ``RSEP_CRASH_TRIALS`` trials (default 5; the issue's script runs 20)."""
-    trials = int(os.environ.get("RSEP_CRASH_TRIALS", "5"))
-    rng = random.Random(int(os.environ.get("RSEP_CRASH_SEED", "6")))
-    query = tmp_path / "query.q"
-    query.write_text(KEYED, encoding="utf-8")
-    plan = compiled(KEYED)
-    events = market(8, 90)
-    chunks = [events[i : i + 15] for i in range(0, len(events), 15)]
-    for index, chunk in enumerate([*chunks, [tick(10**7)]]):
-        arrive(tmp_path / "in", f"part-{index}.nq", chunk)
-    whole = start_live(
-        spark,
-        plan,
-        tmp_path / "in",
-        tmp_path / "ck-whole",
-        tmp_path / "out-whole",
-        available_now=True,
-    )
-    whole.wait()
-    expected = canonical(whole.results())
-    assert expected == oracle(plan, events)
-    tally = 0
-    for trial in range(trials):
-        checkpoint, output = tmp_path / f"ck-{trial}", tmp_path / f"out-{trial}"
-        command = [
-            sys.executable, "-m", "rsep.spark.live", str(query),
-            "--source", str(tmp_path / "in"), "--checkpoint", str(checkpoint),
-            "--output", str(output), "--partitions", "2", "--max-files-per-trigger", "1",
-            "--master", "local[2]",
-        ]  # fmt: skip
-        process = subprocess.Popen(command, start_new_session=True, stderr=subprocess.DEVNULL)
-        batches = rng.randrange(1, len(chunks))  # kill after this many committed batches
-        deadline = time.time() + 300
-        while time.time() < deadline and process.poll() is None:
-            commits = checkpoint / "commits"
-            done = [p for p in commits.iterdir() if p.name.isdigit()] if commits.is_dir() else []
-            if len(done) >= batches:
-                break
-            time.sleep(0.1)
-        time.sleep(rng.random() * 2)
-        # a run that died by itself (or never committed) would make the trial meaningless
-        assert process.poll() is None, f"trial {trial}: the live run ended before the kill"
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        restarted = start_live(spark, plan, tmp_path / "in", checkpoint, output, available_now=True)
-        restarted.wait()
-        found = [json.dumps(r.to_json(), sort_keys=True) for r in restarted.results()]
-        assert len(found) == len(set(found)), f"trial {trial}: an answer written twice"
-        assert sorted(found) == expected, f"trial {trial}: answers lost or changed"
-        tally += 1
-    assert tally == trials
+    restart from its checkpoint: the answers in each exactly-once sink (a folder, the file
+    ``rsep run --output FILE`` writes, a Kafka topic) equal those of an uninterrupted run,
+    none lost, none twice. ``RSEP_CRASH_TRIALS`` trials per sink (default 5), the trials of
+    bench/crash_recovery.py (which runs 20)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from crash_recovery import trials
+
+    count = int(os.environ.get("RSEP_CRASH_TRIALS", "5"))
+    seed = int(os.environ.get("RSEP_CRASH_SEED", "6"))
+    broker = None
+    if sink == "kafka":
+        from broker import Broker
+
+        broker = Broker(tmp_path)
+        broker.start()
+    try:
+        bootstrap = broker.bootstrap if broker else None
+        found = list(trials(spark, tmp_path, sink, count, seed=seed, bootstrap=bootstrap))
+    finally:
+        if broker is not None:
+            broker.stop()
+    assert [t.line(sink) for t in found if not t.equal] == []
+    assert len(found) == count

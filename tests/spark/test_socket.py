@@ -124,11 +124,11 @@ def test_two_sockets_live(spark: SparkSession, servers: list[LineServer], tmp_pa
     )
     try:
         deadline = time.time() + 240
-        while (live.watermark or 0) < 10**7 - 100_000 and time.time() < deadline:
+        while (live.watermark or 0) < 10**7 - 100_001 and time.time() < deadline:
             assert live.query.exception() is None
             time.sleep(1)
         live.query.processAllAvailable()
     finally:
         live.stop()
-    assert live.watermark == 10**7 - 100_000
+    assert live.watermark == 10**7 - 100_001  # the last final instant: W - 1
     assert canonical(live.results()) == oracle(plan, sent)

@@ -19,6 +19,7 @@ from rsep.rdf.results import Result
 
 if TYPE_CHECKING:
     from rsep.spark.live import LiveQuery
+    from rsep.spark.sink import Tally
     from rsep.spark.source import Source
 
 LIVE_SCHEMES = ("kafka:", "socket:")
@@ -37,10 +38,17 @@ def address(item: str) -> tuple[str | None, str] | None:
     return None
 
 
-def sources_of(items: Sequence[str], folders: bool) -> list[Source]:
+def sources_of(items: Sequence[str], folders: bool, on_error: str = "stop") -> list[Source]:
     """The live sources of ``items`` (module docstring); with ``folders`` a folder is read
-    as files arrive in it, and a plain file is refused."""
+    as files arrive in it, and a plain file is refused. A bad record stops the query or,
+    with ``on_error`` ``skip``, becomes a dead letter (a source's ``?errors=`` wins)."""
+    from rsep.errors import OnError
     from rsep.spark.source import source_of
+
+    try:
+        policy = OnError(on_error)
+    except ValueError:
+        raise UserError(f"on_error is stop or skip, not {on_error!r}") from None
 
     if not items:
         raise UserError("a live query needs a --stream source")
@@ -48,7 +56,7 @@ def sources_of(items: Sequence[str], folders: bool) -> list[Source]:
     for item in items:
         found = address(item)
         if found is not None:
-            sources.append(source_of(found[1], found[0]))
+            sources.append(source_of(found[1], found[0], policy))
             continue
         iri, sep, value = item.partition("=")
         if not sep or Path(item).exists():
@@ -59,31 +67,38 @@ def sources_of(items: Sequence[str], folders: bool) -> list[Source]:
                 f"--stream {item}: a live query reads kafka://, socket:// or, with --live, a "
                 "folder of arriving files"
             )
-        sources.append(source_of(value.strip(), iri or None))
+        sources.append(source_of(value.strip(), iri or None, policy))
     return sources
 
 
 class Live:
-    """A started live query: :meth:`wait` for it, read its :meth:`progress`, :meth:`stop`
-    it (a temporary checkpoint is removed then; a given one stays, and a query started
-    again with it continues where this one stopped, no answer lost or repeated)."""
+    """A started live query: :meth:`wait` for it, read its :meth:`progress` and
+    :attr:`tally`, :meth:`stop` it (a temporary checkpoint is removed then; a given one
+    stays, and a query started again with it continues where this one stopped: with a
+    folder, file or Kafka sink no answer lost or repeated; standard output may repeat the
+    answers of the micro-batch a crash interrupted)."""
 
     def __init__(self, query: LiveQuery, checkpoint: Path, temporary: bool) -> None:
         self.query = query
         self.checkpoint = checkpoint
         self._temporary = temporary
-        self._counts: dict[int, tuple[int, int]] = {}
+        self._counts: dict[int, int] = {}
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the query ends or ``timeout`` seconds pass; whether it ended."""
         return self.query.wait(timeout)
 
     def progress(self) -> tuple[int, int]:
-        """Records read and answers written so far (counted by the sink, else by Spark)."""
+        """Records read and answers written so far."""
         _tally(self.query.query.recentProgress, self._counts)
-        records = sum(count for count, _ in self._counts.values())
-        written = self.query.sink.written
-        return records, written or sum(count for _, count in self._counts.values())
+        records = sum(self._counts.values())
+        return records, self.query.tally.answers
+
+    @property
+    def tally(self) -> Tally:
+        """Answers, late events and dead letters of this process's micro-batches, and the
+        last final instant."""
+        return self.query.tally
 
     @property
     def watermark(self) -> int | None:
@@ -104,8 +119,7 @@ class Live:
                 shutil.rmtree(self.checkpoint, ignore_errors=True)
 
 
-def _tally(reports: Iterable[Any], counts: dict[int, tuple[int, int]]) -> None:
-    """Records read and answers written per micro-batch, from Spark's progress reports."""
+def _tally(reports: Iterable[Any], counts: dict[int, int]) -> None:
+    """Records read per micro-batch, from Spark's progress reports."""
     for report in reports:
-        written = int((report.get("sink") or {}).get("numOutputRows", -1) or -1)
-        counts[int(report["batchId"])] = (int(report.get("numInputRows") or 0), max(written, 0))
+        counts[int(report["batchId"])] = int(report.get("numInputRows") or 0)

@@ -168,6 +168,10 @@ class Query:
         available_now: bool = False,
         trigger: str | None = None,
         master: str | None = None,
+        late: str | None = None,
+        dead_letters: str | None = None,
+        idle: float | None = None,
+        on_error: str = "stop",
     ) -> Live:
         """The query live on Spark Structured Streaming (:func:`rsep.spark.live.start_live`)
         over ``sources`` (:mod:`rsep.api.live`; with ``folders``, folders of arriving
@@ -175,13 +179,16 @@ class Query:
         standard output; a file, a folder, ``kafka://…``: :func:`rsep.spark.sink.sink_of`).
         ``checkpoint`` keeps offsets, watermark and state (default: a temporary folder);
         ``available_now`` processes what the sources hold and ends; ``trigger`` is the time
-        between triggers (``"1 second"``); ``master`` is Spark's."""
+        between triggers (``"1 second"``); ``master`` is Spark's. Late events go to
+        ``late``, bad records (``on_error`` ``skip``) to ``dead_letters`` (addresses as
+        ``output`` takes them; counted in :attr:`Live.tally` always); ``idle`` (seconds)
+        leaves a silent source out of the watermark (docs/live.md)."""
         from rsep.api.live import Live, sources_of
         from rsep.spark.live import start_live
         from rsep.spark.session import get_session
         from rsep.spark.sink import TextSink, sink_of
 
-        live_sources = sources_of(sources, folders)
+        live_sources = sources_of(sources, folders, on_error)
         static = static_graphs(read_graphs(graphs))
         sink = sink_of(output)
         temporary = checkpoint is None
@@ -203,6 +210,9 @@ class Query:
                 static,
                 available_now=available_now,
                 interval=trigger,
+                late=None if late is None else sink_of(late),
+                dead_letters=None if dead_letters is None else sink_of(dead_letters),
+                idle=idle,
             )
         except BaseException:
             if temporary:

@@ -27,14 +27,17 @@ events); ``local`` runs the same engine in this process; ``reference`` is the or
 command is argument parsing and printing over the public API (:class:`rsep.api.Query`:
 :meth:`~rsep.api.Query.run`, :meth:`~rsep.api.Query.live`). Results are JSON Lines
 (:mod:`rsep.rdf.results`) on standard output, in ``--output FILE`` or produced to
-``--output kafka://host:port/topic``. Progress (records read, records/s, results, elapsed)
-goes to standard error every few seconds when it is a terminal, or with ``--progress``;
-never with ``--quiet``. Bad input exits 1 with ``file:line: reason``.
+``--output kafka://host:port/topic``. Progress (records read, records/s, results, elapsed;
+live: late events and dead letters) goes to standard error every few seconds when it is a
+terminal, or with ``--progress``; never with ``--quiet``. Bad input exits 1 with
+``file:line: reason``; a live query with ``--on-error skip`` writes each bad record to
+``--dead-letter`` instead, and late events to ``--late`` (docs/live.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -44,7 +47,7 @@ from typing import IO, Any
 
 from rsep.algebra.params import Profile
 from rsep.api import Answers, Query, check_engine
-from rsep.api.live import address
+from rsep.api.live import Live, address
 from rsep.cli.options import add_query_arguments, pair, query_base, read_query, settings
 from rsep.errors import UserError
 from rsep.rdf.results import Result
@@ -64,7 +67,8 @@ def add_data_arguments(p: Any) -> None:
             "format, by extension), kafka://host:port/topic (one event per message), "
             "socket://host:port (one event per line) or, with --live, a folder of arriving "
             "files; options after ?: format=nquads|trig|jsonld|tnt, starting=earliest|latest, "
-            "max=N (records per trigger), errors=stop|skip. A SOURCE alone keeps the streams "
+            "max=N (records per trigger, shared by a topic's partitions in event-time order), "
+            "errors=stop|skip (default: --on-error). A SOURCE alone keeps the streams "
             "its events name (SPAseq descriptions, N-Quads with rsep:stream)"
         ),
     )
@@ -134,7 +138,10 @@ def add_parser(commands: Any) -> None:
         dest="out",
         metavar="TARGET",
         help="where the JSON Lines results go: - (standard output, the default), a FILE, or "
-        "kafka://host:port/topic",
+        "kafka://host:port/topic. A live query writes a FILE or topic exactly once (a run "
+        "killed and started again with its --checkpoint writes no answer twice and loses "
+        "none); standard output at least once (a killed run may repeat the answers of its "
+        "last micro-batch)",
     )
     live = p.add_argument_group(
         "live queries",
@@ -153,8 +160,34 @@ def add_parser(commands: Any) -> None:
         type=Path,
         metavar="DIR",
         help="keep offsets, watermark and engine state here: a run started again with the same "
-        "DIR continues where the last stopped, no answer lost or repeated (default: a "
-        "temporary folder, removed at the end)",
+        "DIR, even after a kill, continues where the last stopped; with --output FILE, a "
+        "folder or a topic no answer is lost or repeated (standard output may repeat the "
+        "last micro-batch's); kafka:// and folder sources are read again from where the "
+        "last committed micro-batch ended, a socket's lines received and not committed are "
+        "lost (at most once) (default: a temporary folder, removed at the end)",
+    )
+    live.add_argument(
+        "--late",
+        metavar="TARGET",
+        help="write events that come after the watermark passed their time (beyond --set "
+        "lateness) to TARGET, a FILE or kafka://host:port/topic, as JSON Lines (source, "
+        "stream, times, triples, the watermark); they are counted in any case",
+    )
+    live.add_argument(
+        "--dead-letter",
+        dest="dead_letter",
+        metavar="TARGET",
+        help="with --on-error skip, write each bad record (source, position: file:line or "
+        "topic:partition:offset, reason, the record) to TARGET, a FILE or kafka://…; they "
+        "are counted in any case",
+    )
+    live.add_argument(
+        "--idle",
+        type=float,
+        metavar="SECONDS",
+        help="leave a source (a folder, a socket, a topic's partition) that brought nothing "
+        "for this long out of the watermark, so the others' answers come out (default: a "
+        "silent source holds the watermark back)",
     )
     live.add_argument(
         "--available-now",
@@ -165,6 +198,14 @@ def add_parser(commands: Any) -> None:
         "--trigger", metavar="INTERVAL", help='time between triggers, e.g. "1 second"'
     )
     live.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after this long")
+    p.add_argument(
+        "--on-error",
+        dest="on_error",
+        choices=["stop", "skip"],
+        default="stop",
+        help="a bad record stops the run with file:line: reason (stop, the default) or, in a "
+        "live query, is skipped, counted and written to --dead-letter (skip)",
+    )
     p.add_argument(
         "--progress",
         action="store_true",
@@ -215,6 +256,10 @@ class Progress:
         self.shown = self.started
         self.records = 0
         self.results = 0
+        self.late: int | None = None
+        """Late events (``None``: not a live query)."""
+        self.bad = 0
+        """Bad records skipped."""
         self.inexact: int | None = None
         """Rows whose FILTER the columnar engine's programs could not decide, evaluated
         exactly (``None``: another engine ran)."""
@@ -251,9 +296,10 @@ class Progress:
         rate = self.records / elapsed if elapsed > 0 else 0.0
         minutes, seconds = divmod(int(elapsed), 60)
         exact = "" if self.inexact is None else f", {self.inexact:,} FILTER rows evaluated exactly"
+        late = "" if self.late is None else f", {self.late:,} late, {self.bad:,} bad records"
         print(
             f"rsep: {self.records:,} records read, {rate:,.0f} records/s, "
-            f"{self.results:,} results{exact}, "
+            f"{self.results:,} results{late}{exact}, "
             f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d} elapsed",
             file=self.out,
             flush=True,
@@ -320,6 +366,8 @@ def run_live(args: argparse.Namespace, query: Query) -> int:
         raise UserError("live sources need --engine spark")
     if args.start is not None or args.until is not None:
         raise UserError("--start and --until are for stream files; a live query runs on")
+    if args.dead_letter is not None and args.on_error != "skip":
+        raise UserError("--dead-letter takes the bad records that --on-error skip skips")
     live = query.live(
         args.streams,
         folders=args.live,
@@ -329,10 +377,16 @@ def run_live(args: argparse.Namespace, query: Query) -> int:
         available_now=args.available_now,
         trigger=args.trigger,
         master=args.master,
+        late=args.late,
+        dead_letters=args.dead_letter,
+        idle=args.idle,
+        on_error=args.on_error,
     )
     progress = Progress.of(args)
+    progress.late = 0
     try:
         while not live.wait(timeout=min(2.0, progress.every)):
+            progress.late, progress.bad = live.tally.late, live.tally.bad
             progress.update(*live.progress())
             if args.timeout is not None and time.monotonic() - progress.started > args.timeout:
                 break
@@ -341,10 +395,28 @@ def run_live(args: argparse.Namespace, query: Query) -> int:
     finally:
         live.stop()
     records, results = live.progress()
+    progress.late, progress.bad = live.tally.late, live.tally.bad
     _finish(progress, records, results)
-    if not args.quiet and args.out not in (None, "-"):
-        print(f"{results} result(s) written to {args.out}", file=sys.stderr)
+    if not args.quiet:
+        _live_summary(args, live, results)
     return 0
+
+
+def _live_summary(args: argparse.Namespace, live: Live, results: int) -> None:
+    """Where a live query's answers, late events and dead letters went (never silent about
+    the events it did not use)."""
+    tally = live.tally
+    if args.out not in (None, "-"):
+        print(f"{results} result(s) written to {args.out}", file=sys.stderr)
+    if tally.late:
+        where = f"written to {args.late}" if args.late else "not kept: --late FILE keeps them"
+        print(f"rsep: {tally.late:,} late event(s) left out ({where})", file=sys.stderr)
+    if tally.bad:
+        where = f"written to {args.dead_letter}" if args.dead_letter else "not kept"
+        print(f"rsep: {tally.bad:,} bad record(s) skipped ({where})", file=sys.stderr)
+        for letter in tally.first_bad[:3]:
+            entry = json.loads(letter)
+            print(f"  {entry['position']}: {entry['reason']}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -353,6 +425,11 @@ def run(args: argparse.Namespace) -> int:
     query = query_of(args)
     if is_live(args):
         return run_live(args, query)
+    if args.on_error == "skip" or args.late or args.dead_letter or args.idle is not None:
+        raise UserError(
+            "--on-error skip, --late, --dead-letter and --idle are for live queries; a run "
+            "over stream files stops at the first bad record (file:line: reason)"
+        )
     progress = Progress.of(args)
     answers = query.run(
         args.streams,

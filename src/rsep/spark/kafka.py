@@ -9,30 +9,31 @@ Spark's own Kafka connector needs jars from Maven; this one needs only the Pytho
   micro-batch is one Spark input partition, read in a task by its own consumer (assigned,
   no consumer group). Rows: ``topic, partition, offset, timestamp`` (ms), ``key, value``
   (UTF-8 text). Options: ``bootstrap`` (``host:port``), ``topic``, ``startingOffsets``
-  (``earliest``, the default, or ``latest``), ``maxOffsetsPerTrigger``.
-- **Writer** (``df.writeStream.format("rsep-kafka")``): each task produces its rows'
-  ``value`` (and ``key``) to one topic partition (option ``partition``, default 0), in the
-  order of the columns named by option ``order``, each message carrying the micro-batch and
-  task in headers. A batch written again after a crash (same id, same input, same state,
-  so the same rows in the same order) first counts the messages of that batch and task
-  already in the topic and skips as many: no answer is written twice.
+  (``earliest``, the default, or ``latest``), ``maxOffsetsPerTrigger``. A trigger's budget
+  of messages is shared by the partitions in event-time order when the reader is told how
+  to read a message's time (options ``messageFormat``, ``timeUnit``, ``stream``: the
+  driver reads the next messages of each partition and takes the earliest first, a merge
+  of the partitions), else in turn, one message a partition at a time.
+- **Writing** (:func:`produce_batch`, called by :class:`rsep.spark.sink.KafkaSink` in the
+  driver): each message of a micro-batch carries the batch id in a header and is produced
+  by an idempotent producer (retries neither repeat nor reorder a message), so the
+  messages of a batch in the topic are a prefix of it; a batch written again after a crash
+  first counts them and produces only the rest: none is written twice.
+- **Broker faults**: a call the broker does not answer is tried again with back-off
+  (0.5 s doubling to 8 s) for up to :data:`PATIENCE` seconds, each wait reported on
+  standard error, before the query fails.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlparse
 
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceStreamReader,
-    DataSourceStreamWriter,
-    InputPartition,
-    WriterCommitMessage,
-)
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
@@ -47,12 +48,16 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
+    from rsep.rdf.time import TimeUnit
+
 __all__ = [
     "MESSAGE_SCHEMA",
     "KafkaAddress",
     "KafkaDataSource",
     "create_topic",
+    "partitions_of",
     "produce",
+    "produce_batch",
     "read_topic",
     "register",
 ]
@@ -62,7 +67,6 @@ MESSAGE_SCHEMA = (
     "topic string, partition int, offset long, timestamp long, key string, value string"
 )
 BATCH_HEADER = "rsep-batch"
-TASK_HEADER = "rsep-task"
 _TIMEOUT = 30.0
 """Seconds a broker call may take before the read or write fails."""
 _CHUNK = 10_000
@@ -150,8 +154,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.starting = options.get("startingoffsets", "earliest")
         limit = options.get("maxoffsetspertrigger")
         self.max_rows = int(limit) if limit else None
+        self.message_format = options.get("messageformat")
+        self.time_unit = options.get("timeunit", "MILLISECONDS")
+        self.stream = options.get("stream") or None
         self.target: dict[str, int] | None = None
         self._client: Any = None
+        self._times: dict[str, dict[int, int]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -178,14 +186,54 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ends = self._ends() if self.target is None else {p: (0, h) for p, h in self.target.items()}
         latest = {part: start.get(part, low) for part, (low, _) in ends.items()}
         latest.update({part: offset for part, offset in start.items() if part not in latest})
-        room = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        for part, (_, high) in sorted(ends.items(), key=lambda item: int(item[0])):
-            take = max(0, high - latest[part])
-            if room is not None:
-                take = min(take, room)
-                room -= take
-            latest[part] += take
+        highs = {part: max(high, latest[part]) for part, (_, high) in ends.items()}
+        if not isinstance(limit, ReadMaxRows):
+            return {**latest, **highs}
+        room = limit.max_rows
+        taken = (
+            self._merged(latest, highs, room)
+            if self.message_format
+            else _in_turn(latest, highs, room)
+        )
+        for part in taken:
+            latest[part] += 1
+        for part, times in self._times.items():  # forget what was taken
+            self._times[part] = {o: t for o, t in times.items() if o >= latest.get(part, 0)}
         return latest
+
+    def _merged(self, start: dict[str, int], highs: dict[str, int], room: int) -> list[str]:
+        """The partitions of the next ``room`` messages in event-time order (module
+        docstring): a merge of the partitions by the time of their next message."""
+        heap = [
+            (self._time(part, start[part], high, room), int(part), start[part])
+            for part, high in highs.items()
+            if start[part] < high
+        ]
+        heapq.heapify(heap)
+        taken: list[str] = []
+        while heap and len(taken) < room:
+            _, number, offset = heapq.heappop(heap)
+            part = str(number)
+            taken.append(part)
+            if offset + 1 < highs[part]:
+                moment = self._time(part, offset + 1, highs[part], room)
+                heapq.heappush(heap, (moment, number, offset + 1))
+        return taken
+
+    def _time(self, part: str, offset: int, high: int, room: int) -> int:
+        """The event time of a message (its events' latest ``t_end``; :data:`_EARLIEST` for
+        one that cannot be read), the next ``room`` messages read at once."""
+        known = self._times.setdefault(part, {})
+        if offset not in known:
+            from rsep.rdf.time import TimeUnit
+
+            unit = TimeUnit[self.time_unit]
+            fmt = str(self.message_format)
+            stop = min(high, offset + room)
+            for message in _messages(self._client, self.topic, int(part), offset, stop):
+                value = (message.value() or b"").decode("utf-8", "replace")
+                known[message.offset()] = _message_time(value, fmt, self.stream, unit)
+        return known.get(offset, _EARLIEST)
 
     def reportLatestOffset(self) -> dict[str, int]:
         return {part: high for part, (_, high) in self._ends().items()}
@@ -205,6 +253,38 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+_EARLIEST = -(2**63)
+
+
+def _in_turn(start: dict[str, int], highs: dict[str, int], room: int) -> list[str]:
+    """The partitions of the next ``room`` messages taken in turn, one a partition."""
+    left = {part: high - start[part] for part, high in highs.items() if high > start[part]}
+    taken: list[str] = []
+    while left and len(taken) < room:
+        for part in sorted(left, key=int):
+            if len(taken) == room:
+                break
+            taken.append(part)
+            left[part] -= 1
+            if not left[part]:
+                del left[part]
+    return taken
+
+
+def _message_time(value: str, fmt: str, stream: str | None, unit: TimeUnit) -> int:
+    """The latest ``t_end`` of the events of one message (:data:`_EARLIEST`: none read)."""
+    from rsep.errors import BadRecords, OnError
+    from rsep.spark.source import message_events
+
+    try:
+        ends = [
+            e.t_end for e in message_events(value, fmt, "", stream, unit, BadRecords(OnError.SKIP))
+        ]
+    except UserError:
+        ends = []
+    return max(ends, default=_EARLIEST)
 
 
 def _read_range(bootstrap: str, span: _Range) -> Iterator[pa.RecordBatch]:
@@ -257,54 +337,6 @@ def _read_range(bootstrap: str, span: _Range) -> Iterator[pa.RecordBatch]:
         consumer.close()
 
 
-@dataclass
-class _Written(WriterCommitMessage):
-    """What a task produced: the count of new messages and of those skipped as written."""
-
-    produced: int
-    skipped: int
-
-
-class KafkaStreamWriter(DataSourceStreamWriter):
-    """Produces a micro-batch's rows to a topic, none twice (module docstring)."""
-
-    def __init__(self, options: dict[str, str]) -> None:
-        self.bootstrap = options["bootstrap"]
-        self.topic = options["topic"]
-        self.partition = int(options.get("partition", "0"))
-        self.order = [name for name in options.get("order", "").split(",") if name]
-
-    def write(self, iterator: Iterator[Any]) -> _Written:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        batch = int((context.getLocalProperty("streaming.sql.batchId") if context else None) or -1)
-        task = context.partitionId() if context else 0
-        rows = [row.asDict() for row in iterator]
-        return self.write_rows(rows, batch, task)
-
-    def write_rows(self, rows: list[dict[str, Any]], batch: int, task: int) -> _Written:
-        """Produce ``rows`` (``value``, optional ``key``) of micro-batch ``batch`` from task
-        ``task``, after those of the same batch and task that the topic already holds."""
-        if self.order:
-            rows = sorted(rows, key=lambda row: tuple(row[name] for name in self.order))
-        skipped = written_before(self.bootstrap, self.topic, self.partition, batch, task)
-        headers: list[tuple[str, str | bytes | None]] = [
-            (BATCH_HEADER, str(batch).encode()),
-            (TASK_HEADER, str(task).encode()),
-        ]
-        items = [(row["value"], row.get("key")) for row in rows if row["value"]]
-        pending = items[skipped:]
-        _produce(self.bootstrap, self.topic, self.partition, pending, headers)
-        return _Written(len(pending), skipped)
-
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Nothing to do: each task flushed its messages before it ended."""
-
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Nothing to undo: a batch written again skips what is already there."""
-
-
 def _produce(
     bootstrap: str,
     topic: str,
@@ -315,7 +347,8 @@ def _produce(
     """Produce ``(value, key)`` pairs to one partition, waiting until all are acknowledged."""
     from confluent_kafka import Producer
 
-    producer = Producer(_config(bootstrap, acks="all", **{"linger.ms": 5}))
+    settings = {"linger.ms": 5, "enable.idempotence": True}
+    producer = Producer(_config(bootstrap, acks="all", **settings))
     failures: list[str] = []
 
     def delivered(error: Any, message: Any) -> None:
@@ -347,8 +380,17 @@ def _produce(
     return count
 
 
-def written_before(bootstrap: str, topic: str, partition: int, batch: int, task: int) -> int:
-    """How many messages of ``batch`` from ``task`` the topic partition already holds.
+def produce_batch(address: KafkaAddress, partition: int, lines: list[str], batch: int) -> int:
+    """Produce micro-batch ``batch``'s ``lines`` to one partition, exactly once (module
+    docstring): those the topic holds already are skipped; the count produced now."""
+    skipped = written_before(address.bootstrap, address.topic, partition, batch)
+    headers: list[tuple[str, str | bytes | None]] = [(BATCH_HEADER, str(batch).encode())]
+    pending = ((line, None) for line in lines[skipped:])
+    return _produce(address.bootstrap, address.topic, partition, pending, headers)
+
+
+def written_before(bootstrap: str, topic: str, partition: int, batch: int) -> int:
+    """How many messages of ``batch`` the topic partition already holds.
 
     Batches are written one after the other, so they sit at the end: the search reads back
     from the end, doubling its reach, until it meets a message of an earlier batch."""
@@ -370,7 +412,7 @@ def written_before(bootstrap: str, topic: str, partition: int, batch: int, task:
                 mark = seen.get(BATCH_HEADER)
                 if mark is None or int(mark) < batch:
                     earlier = True
-                elif int(mark) == batch and int(seen.get(TASK_HEADER, b"-1")) == task:
+                elif int(mark) == batch:
                     found += 1
             if earlier or start == low:
                 return found
@@ -403,7 +445,7 @@ def _messages(consumer: Any, topic: str, partition: int, start: int, end: int) -
 
 
 class KafkaDataSource(DataSource):
-    """``format("rsep-kafka")``: a streaming reader and writer (module docstring)."""
+    """``format("rsep-kafka")``: a streaming reader (module docstring)."""
 
     @classmethod
     def name(cls) -> str:
@@ -422,9 +464,6 @@ class KafkaDataSource(DataSource):
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         return KafkaStreamReader(self._options())
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamWriter:
-        return KafkaStreamWriter(self._options())
-
 
 # Helpers for the command line and tests ----------------------------------------------------
 
@@ -442,6 +481,15 @@ def create_topic(address: KafkaAddress, partitions: int = 1) -> None:
         except Exception as exc:
             if "TOPIC_ALREADY_EXISTS" not in str(exc) and "already exists" not in str(exc):
                 raise UserError(f"{address.url}: cannot create the topic: {exc}") from None
+
+
+def partitions_of(address: KafkaAddress) -> list[int]:
+    """The partitions of the topic (none if it does not exist)."""
+    consumer = _consumer(address.bootstrap)
+    try:
+        return [int(part) for part in _ends(consumer, address.topic)]
+    finally:
+        consumer.close()
 
 
 def produce(address: KafkaAddress, values: Iterable[str], partition: int = 0) -> int:

@@ -6,7 +6,11 @@ path (its content read in the task), or a message's text. Its :meth:`Source.even
 one record into events, in a task: a file by :func:`rsep.rdf.formats.read_events`, a message
 as one small document of a stream format (N-Quads, TriG, JSON-LD or timestamped N-Triples).
 The record's name, which sorts in arrival order within the source, names its events (ties
-at one instant are broken by it) and the errors found in it.
+at one instant are broken by it) and the errors found in it. A record belongs to a
+*channel* (:meth:`Source.channel`: the folder, the Kafka partition, the socket), the unit
+that has a watermark of its own (:mod:`rsep.spark.live`, 3). A record that cannot be read
+stops the query or, with ``errors=skip``, becomes a dead letter naming the source and the
+position (:meth:`Source.position`: ``file:line``, ``topic:partition:offset``).
 
 Written on the command line as an address (:func:`source_of`): a folder path,
 ``kafka://host:port/topic`` or ``socket://host:port``; options follow ``?``, e.g.
@@ -82,6 +86,8 @@ class Source(ABC):
 
     stream: str | None
     """The stream IRI of its events (``None``: as each record names it)."""
+    on_error: OnError
+    """What a bad record does: stop the query, or become a dead letter (skip)."""
 
     @property
     @abstractmethod
@@ -89,12 +95,28 @@ class Source(ABC):
         """The source as written on the command line."""
 
     @abstractmethod
-    def records(self, spark: SparkSession) -> DataFrame:
-        """The streaming DataFrame of records, columns ``name`` and ``value`` (strings)."""
+    def records(self, spark: SparkSession, time_unit: TimeUnit) -> DataFrame:
+        """The streaming DataFrame of records, columns ``name`` and ``value`` (strings);
+        ``time_unit`` is the plan's (a Kafka reader reads messages' times with it)."""
 
     @abstractmethod
-    def events(self, name: str, value: str | None, time_unit: TimeUnit) -> Iterator[Event]:
-        """The events of one record (in a task)."""
+    def events(
+        self, name: str, value: str | None, time_unit: TimeUnit, bad: BadRecords
+    ) -> Iterator[Event]:
+        """The events of one record (in a task), its bad records reported to ``bad``."""
+
+    def channel(self, name: str) -> str:
+        """The channel of the record ``name`` (module docstring): the source itself."""
+        return self.url
+
+    def channels(self) -> list[str]:
+        """The channels known before any record comes: each holds the watermark back until
+        it brings a record or falls idle (:mod:`rsep.spark.live`, 3)."""
+        return [self.url]
+
+    @abstractmethod
+    def position(self, name: str, line: int | None) -> str:
+        """Where in the source the record ``name`` (at ``line`` of it) is, for dead letters."""
 
 
 @dataclass
@@ -107,12 +129,17 @@ class FolderSource(Source):
     glob: str | None = None
     max_files_per_trigger: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    on_error: OnError = OnError.STOP
 
     @property
     def url(self) -> str:
         return str(self.folder)
 
-    def records(self, spark: SparkSession) -> DataFrame:
+    def position(self, name: str, line: int | None) -> str:
+        path = _local_path(name)
+        return str(path) if line is None else f"{path}:{line}"
+
+    def records(self, spark: SparkSession, time_unit: TimeUnit) -> DataFrame:
         from pyspark.sql import functions as F
 
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -124,11 +151,14 @@ class FolderSource(Source):
         files = reader.load(str(self.folder))
         return files.select(F.col("path").alias("name"), F.lit(None).cast("string").alias("value"))
 
-    def events(self, name: str, value: str | None, time_unit: TimeUnit) -> Iterator[Event]:
+    def events(
+        self, name: str, value: str | None, time_unit: TimeUnit, bad: BadRecords
+    ) -> Iterator[Event]:
         from rsep.rdf.formats import read_events
 
+        path = _local_path(name)
         return read_events(
-            _local_path(name), stream=self.stream, time_unit=time_unit, **dict(self.options)
+            path, stream=self.stream, time_unit=time_unit, bad=bad, **dict(self.options)
         )
 
 
@@ -144,14 +174,14 @@ class MessageSource(Source):
 
     address: KafkaAddress | SocketAddress
     format: str
-    skip_bad: bool
 
     @property
     def url(self) -> str:
         return self.address.url
 
-    def events(self, name: str, value: str | None, time_unit: TimeUnit) -> Iterator[Event]:
-        bad = BadRecords(OnError.SKIP) if self.skip_bad else None
+    def events(
+        self, name: str, value: str | None, time_unit: TimeUnit, bad: BadRecords
+    ) -> Iterator[Event]:
         return message_events(value or "", self.format, name, self.stream, time_unit, bad)
 
 
@@ -165,9 +195,26 @@ class KafkaSource(MessageSource):
     format: str = "nquads"
     starting: str = "earliest"
     max_per_trigger: int | None = None
-    skip_bad: bool = False
+    on_error: OnError = OnError.STOP
 
-    def records(self, spark: SparkSession) -> DataFrame:
+    def channel(self, name: str) -> str:
+        """A Kafka partition: the name up to the offset."""
+        return name.rpartition("@")[0]
+
+    def channels(self) -> list[str]:
+        """The topic's partitions now (none if the topic does not exist yet)."""
+        from rsep.spark.kafka import partitions_of
+
+        return [f"{self.url}/{part:05d}" for part in partitions_of(self.address)]
+
+    def position(self, name: str, line: int | None) -> str:
+        """``topic:partition:offset`` (and the line within the message after it)."""
+        where, _, offset = name.rpartition("@")
+        partition = where.rpartition("/")[2]
+        found = f"{self.address.topic}:{int(partition)}:{int(offset)}"
+        return found if line is None or line == 1 else f"{found} line {line}"
+
+    def records(self, spark: SparkSession, time_unit: TimeUnit) -> DataFrame:
         from pyspark.sql import functions as F
 
         from rsep.spark.kafka import register
@@ -181,6 +228,9 @@ class KafkaSource(MessageSource):
         )
         if self.max_per_trigger is not None:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_per_trigger))
+            reader = reader.option("messageFormat", self.format)
+            reader = reader.option("timeUnit", time_unit.name)
+            reader = reader.option("stream", self.stream or "")
         messages = reader.load()
         name = F.concat(
             F.lit(self.url + "/"),
@@ -200,9 +250,13 @@ class SocketSource(MessageSource):
     stream: str | None = None
     format: str = "tnt"
     max_per_trigger: int | None = None
-    skip_bad: bool = False
+    on_error: OnError = OnError.STOP
 
-    def records(self, spark: SparkSession) -> DataFrame:
+    def position(self, name: str, line: int | None) -> str:
+        """The line's number since the query's first, from 0."""
+        return f"{self.url} line {int(name.rpartition('#')[2])}"
+
+    def records(self, spark: SparkSession, time_unit: TimeUnit) -> DataFrame:
         from pyspark.sql import functions as F
 
         from rsep.spark.socket import register
@@ -219,10 +273,11 @@ class SocketSource(MessageSource):
         name = F.concat(F.lit(self.url + "#"), F.lpad(F.col("offset").cast("string"), 12, "0"))
         return lines.select(name.alias("name"), F.col("value"))
 
-    def events(self, name: str, value: str | None, time_unit: TimeUnit) -> Iterator[Event]:
+    def events(
+        self, name: str, value: str | None, time_unit: TimeUnit, bad: BadRecords
+    ) -> Iterator[Event]:
         if not value or not value.strip():
             return iter(())
-        bad = BadRecords(OnError.SKIP) if self.skip_bad else None
         stream = self.stream or self.url
         return message_events(value, self.format, name, stream, time_unit, bad)
 
@@ -230,11 +285,11 @@ class SocketSource(MessageSource):
 _SOURCE_OPTIONS = {"format", "max", "errors"}
 
 
-def source_of(text: str, stream: str | None = None) -> Source:
+def source_of(text: str, stream: str | None = None, on_error: OnError = OnError.STOP) -> Source:
     """The source an address names (module docstring): ``kafka://…``, ``socket://…`` or a
     folder. Options: ``format`` (of a message: nquads, trig, jsonld, tnt), ``starting``
     (Kafka: earliest or latest), ``max`` (records per trigger), ``errors`` (stop or skip a
-    bad record)."""
+    bad record; default ``on_error``)."""
     if text.startswith(("kafka:", "socket:")):
         address: KafkaAddress | SocketAddress = (
             KafkaAddress.parse(text) if text.startswith("kafka:") else SocketAddress.parse(text)
@@ -248,7 +303,7 @@ def source_of(text: str, stream: str | None = None) -> Source:
         fmt = options.get("format")
         if fmt is not None and fmt not in MESSAGE_FORMATS:
             raise UserError(f"{text}: format is one of {', '.join(MESSAGE_FORMATS)}, not {fmt!r}")
-        errors = options.get("errors", "stop")
+        errors = options.get("errors", on_error.value)
         if errors not in ("stop", "skip"):
             raise UserError(f"{text}: errors is stop or skip, not {errors!r}")
         limit = options.get("max")
@@ -259,9 +314,10 @@ def source_of(text: str, stream: str | None = None) -> Source:
             starting = options.get("starting", "earliest")
             if starting not in ("earliest", "latest"):
                 raise UserError(f"{text}: starting is earliest or latest, not {starting!r}")
-            return KafkaSource(address, stream, fmt or "nquads", starting, count, errors == "skip")
-        return SocketSource(address, stream, fmt or "tnt", count, errors == "skip")
+            policy = OnError(errors)
+            return KafkaSource(address, stream, fmt or "nquads", starting, count, policy)
+        return SocketSource(address, stream, fmt or "tnt", count, OnError(errors))
     folder = Path(text)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{text}: a live source is a folder of arriving files, not a file")
-    return FolderSource(folder.resolve(), stream)
+    return FolderSource(folder.resolve(), stream, on_error=on_error)
