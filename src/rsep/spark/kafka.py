@@ -27,10 +27,11 @@ Spark's own Kafka connector needs jars from Maven; this one needs only the Pytho
 from __future__ import annotations
 
 import heapq
+import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlparse
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -62,13 +63,17 @@ __all__ = [
     "register",
 ]
 
+_T = TypeVar("_T")
 NAME = "rsep-kafka"
 MESSAGE_SCHEMA = (
     "topic string, partition int, offset long, timestamp long, key string, value string"
 )
 BATCH_HEADER = "rsep-batch"
-_TIMEOUT = 30.0
-"""Seconds a broker call may take before the read or write fails."""
+_TIMEOUT = 5.0
+"""Seconds one broker call may take before it is tried again (:func:`_patiently`)."""
+PATIENCE = 120.0
+"""Seconds a broker may stay unreachable, calls tried again with back-off, before the read
+or write fails."""
 _CHUNK = 10_000
 """Messages per consume call and per Arrow batch."""
 
@@ -121,8 +126,47 @@ def _consumer(bootstrap: str) -> Any:
     )
 
 
+def _patiently(what: str, call: Callable[[], _T]) -> _T:
+    """``call()``, tried again while the broker does not answer (a Kafka error), after 0.5
+    s doubling to 8 s, each wait reported on standard error, for up to :data:`PATIENCE`
+    seconds (module docstring)."""
+    from confluent_kafka import KafkaException
+
+    began, pause = time.monotonic(), 0.5
+    while True:
+        try:
+            return call()
+        except KafkaException as exc:
+            waited = time.monotonic() - began
+            if waited >= PATIENCE:
+                raise UserError(
+                    f"{what}: no answer from the broker in {waited:.0f} s: {exc}"
+                ) from None
+            print(
+                f"rsep: {what}: the broker does not answer ({exc}); trying again in {pause:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            time.sleep(pause)
+            pause = min(pause * 2, 8.0)
+
+
+def _passing(error: Any) -> bool:
+    """Whether a consumer's error is the broker being away (the client reconnects): the
+    read waits for it, :data:`PATIENCE` seconds at most."""
+    from confluent_kafka import KafkaError
+
+    away = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT)
+    return bool(error.code() in away or (error.retriable() and not error.fatal()))
+
+
 def _ends(consumer: Any, topic: str) -> dict[str, tuple[int, int]]:
-    """Low and high offsets of each partition of ``topic`` (none if it does not exist)."""
+    """Low and high offsets of each partition of ``topic`` (none if it does not exist),
+    asked again while the broker is away."""
+    return _patiently(f"kafka topic {topic}", lambda: _offsets(consumer, topic))
+
+
+def _offsets(consumer: Any, topic: str) -> dict[str, tuple[int, int]]:
     from confluent_kafka import TopicPartition
 
     meta = consumer.list_topics(topic, timeout=_TIMEOUT).topics.get(topic)
@@ -312,6 +356,8 @@ def _read_range(bootstrap: str, span: _Range) -> Iterator[pa.RecordBatch]:
             rows: dict[str, list[Any]] = {name: [] for name in schema.names}
             for message in messages:
                 if message.error() is not None:
+                    if _passing(message.error()):
+                        continue
                     raise UserError(f"kafka://{bootstrap}/{span.topic}: {message.error()}")
                 offset = message.offset()
                 if offset >= span.end:
@@ -328,10 +374,10 @@ def _read_range(bootstrap: str, span: _Range) -> Iterator[pa.RecordBatch]:
             if rows["offset"]:
                 waited = time.monotonic()
                 yield pa.RecordBatch.from_pydict(rows, schema=schema)
-            elif time.monotonic() - waited > _TIMEOUT:
+            elif time.monotonic() - waited > PATIENCE:
                 raise UserError(
                     f"kafka://{bootstrap}/{span.topic}: partition {span.partition} gave no "
-                    f"message at offset {position} (of {span.end}) in {_TIMEOUT:.0f} s"
+                    f"message at offset {position} (of {span.end}) in {PATIENCE:.0f} s"
                 )
     finally:
         consumer.close()
@@ -373,7 +419,16 @@ def _produce(
         count += 1
         if count % 1000 == 0:
             producer.poll(0)
+    began = time.monotonic()
     left = producer.flush(_TIMEOUT)
+    while left and not failures and time.monotonic() - began < PATIENCE:
+        print(
+            f"rsep: kafka://{bootstrap}/{topic}: {left} message(s) not acknowledged yet; "
+            "waiting for the broker",
+            file=sys.stderr,
+            flush=True,
+        )
+        left = producer.flush(_TIMEOUT)
     if left or failures:
         reason = failures[0] if failures else f"{left} message(s) not acknowledged"
         raise UserError(f"kafka://{bootstrap}/{topic}: cannot produce: {reason}")
@@ -400,8 +455,11 @@ def written_before(bootstrap: str, topic: str, partition: int, batch: int) -> in
         return 0
     consumer = _consumer(bootstrap)
     try:
-        low, high = consumer.get_watermark_offsets(
-            TopicPartition(topic, partition), timeout=_TIMEOUT, cached=False
+        low, high = _patiently(
+            f"kafka topic {topic}",
+            lambda: consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=_TIMEOUT, cached=False
+            ),
         )
         reach = 256
         while True:
@@ -433,6 +491,8 @@ def _messages(consumer: Any, topic: str, partition: int, start: int, end: int) -
         messages = consumer.consume(min(_CHUNK, end - position), timeout=0.1)
         for message in messages:
             if message.error() is not None:
+                if _passing(message.error()):
+                    continue
                 raise UserError(f"kafka topic {topic}: {message.error()}")
             if message.offset() >= end:
                 return
@@ -440,7 +500,7 @@ def _messages(consumer: Any, topic: str, partition: int, start: int, end: int) -
             yield message
         if messages:
             waited = time.monotonic()
-        elif time.monotonic() - waited > _TIMEOUT:
+        elif time.monotonic() - waited > PATIENCE:
             raise UserError(f"kafka topic {topic}: no message at offset {position} of {end}")
 
 
@@ -477,7 +537,7 @@ def create_topic(address: KafkaAddress, partitions: int = 1) -> None:
     futures = admin.create_topics([NewTopic(address.topic, partitions, 1)])
     for future in futures.values():
         try:
-            future.result(_TIMEOUT)
+            future.result(PATIENCE / 4)
         except Exception as exc:
             if "TOPIC_ALREADY_EXISTS" not in str(exc) and "already exists" not in str(exc):
                 raise UserError(f"{address.url}: cannot create the topic: {exc}") from None
