@@ -67,6 +67,9 @@ from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, Mu
 from rsep.rdf.terms import Term
+from rsep.reasoning.closure import entail_events
+from rsep.reasoning.regime import background as entailed
+from rsep.reasoning.regime import engine_closure
 
 __all__ = ["TIME_MIN", "CqelscepQuery", "IntervalOutput"]
 
@@ -372,7 +375,10 @@ class CqelscepQuery(IncrementalQuery):
 
     def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
         plan = apply_profile(plan)
-        super().__init__(plan, graphs)
+        given = graphs or {}
+        self.closure = engine_closure(plan.parameters, given)
+        """The ontology stream items are entailed with (``entailment``), or None."""
+        super().__init__(plan, {iri: entailed(plan.parameters, g) for iri, g in given.items()})
         r2r = plan.r2r
         if isinstance(r2r, EventJoin):
             self.clauses: EventPattern = r2r.event
@@ -454,6 +460,8 @@ class CqelscepQuery(IncrementalQuery):
         """Take events in non-decreasing time (their end); return the answers of every
         instant that became final (module docstring)."""
         self._check_open()
+        if self.closure is not None:
+            events = entail_events(events, self.closure)
         out: list[Result] = []
         for event in events:
             self._check_order(event)

@@ -68,6 +68,8 @@ from rsep.rdf.event import Event
 from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import to_nt
+from rsep.reasoning.closure import entail_batch
+from rsep.reasoning.regime import background, engine_closure
 
 __all__ = ["SequenceQuery", "Stats", "columnar_reason", "describe"]
 
@@ -746,6 +748,10 @@ class SequenceQuery(IncrementalQuery):
         read = _steps(plan)
         if isinstance(read, str):
             raise UserError(f"the columnar engine does not evaluate this plan: {read}")
+        given = dict(graphs or {})
+        # background graphs materialised once, items entailed per batch (parameter
+        # entailment: rsep.reasoning)
+        graphs = {iri: background(plan.parameters, g) for iri, g in given.items()}
         super().__init__(plan, graphs)
         self.gpms, self.variants, within, self.by = read
         self.within = -1 if within is None else within
@@ -759,6 +765,7 @@ class SequenceQuery(IncrementalQuery):
                 "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
             )
         self.dictionary = TermDictionary()
+        self.closure = engine_closure(plan.parameters, given, self.dictionary)
         self.slots = _slots(self.gpms, self.by)
         self.width = len(self.slots)
         compiled: list[CompiledGpm | None] = []
@@ -976,6 +983,8 @@ class SequenceQuery(IncrementalQuery):
     def _push(self, batch: TripleBatch, until: int | None) -> list[Result]:
         """One batch: its events (up to ``until``) joined to the held instant, the whole
         instants before the latest evaluated, the latest held."""
+        if self.closure is not None:
+            batch = entail_batch(batch, self.closure)
         chunk = self._chunk(batch)
         if until is not None:
             chunk = chunk.take(np.flatnonzero(chunk.time <= until))
@@ -1034,6 +1043,8 @@ class SequenceQuery(IncrementalQuery):
         dictionary.lock = threading.RLock()
         self.__dict__.update(state)
         self.dictionary = dictionary
+        if self.closure is not None:  # its tables are in this dictionary's ids
+            self.closure.dictionary = dictionary
         self.matcher = GraphMatcher()
 
     def _every_instant(self) -> bool:
@@ -1079,6 +1090,8 @@ class SequenceQuery(IncrementalQuery):
         an event (its index in the batch) and a key (the key variables' term ids, in the
         order of ``PARTITION BY``), from the solutions of each GPM on the event alone. An
         event without a pair has no key: it belongs to every partition."""
+        if self.closure is not None:  # keys the ontology gives too (rsep.reasoning)
+            batch = entail_batch(batch, self.closure)
         return self._keyed(self._solutions(batch))
 
     def _keyed(self, found: list[Solutions]) -> tuple[np.ndarray, np.ndarray]:

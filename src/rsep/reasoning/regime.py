@@ -48,11 +48,17 @@ def background(parameters: Parameters, graph: AbstractSet[Triple]) -> frozenset[
     return materialise(frozenset(graph), entailment)
 
 
+def entails_items(parameters: Parameters) -> bool:
+    """Whether ``entailment`` applies to stream items: an item then matches a pattern by
+    triples it does not state."""
+    return parameters.entailment is not Entailment.NONE and parameters.entailment_scope.stream
+
+
 def ontology_of(parameters: Parameters, graphs: Iterable[object]) -> Ontology | None:
     """The ontology stream items are entailed with (the schema of every background graph),
     or None when ``entailment`` does not apply to stream items."""
     entailment = parameters.entailment
-    if entailment is Entailment.NONE or not parameters.entailment_scope.stream:
+    if not entails_items(parameters):
         return None
     return Ontology.of((graph_triples(g) for g in graphs), entailment)
 

@@ -585,11 +585,15 @@ class _Router:
 def _predicates(plan: Plan) -> frozenset[str] | None:
     """The predicates of every GPM's triple patterns over the events (SPAseq Def. 7: a GPM
     matches an event's graph by its basic graph pattern), or ``None`` when a pattern's
-    predicate is a variable or a FILTER may read the graph (``EXISTS``)."""
+    predicate is a variable, a FILTER may read the graph (``EXISTS``), or the items are
+    entailed (a triple of another predicate may give one of these: ``entailment``)."""
     from rsep.algebra.events import Gpm
     from rsep.algebra.gpm import event_part
     from rsep.lang.printer import to_sparql
+    from rsep.reasoning.regime import entails_items
 
+    if entails_items(plan.parameters):
+        return None
     found: set[str] = set()
     for node in plan.r2r.walk():
         if not isinstance(node, Gpm):

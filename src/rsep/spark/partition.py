@@ -173,9 +173,12 @@ class Vocabulary:
 def vocabulary(plan: Plan) -> Vocabulary | None:
     """The prefilter of a SPAseq plan; ``None`` for other plans (a window's content is a
     set of events whose every triple may join, and whose number drives report policies:
-    nothing can be left out event by event)."""
+    nothing can be left out event by event), nor when stream items are entailed (an event
+    may hold an atom only its entailed triples state: ``entailment``)."""
+    from rsep.reasoning.regime import entails_items
+
     plan = apply_profile(plan)
-    if not plan.sequences():
+    if not plan.sequences() or entails_items(plan.parameters):
         return None
     patterns: list[tuple[str, int, frozenset[Atom]]] = []
     open_streams: set[str] = set()
