@@ -241,8 +241,10 @@ class LivePool:
         end = example.end()
         lateness = example.plan.parameters.lateness
         events = list(example.events)
-        if end + lateness > max((e.t_end for e in events), default=end + lateness - 1):
-            events.append(clock_event(end + lateness))
+        # the watermark passes ``end`` (the instant it reaches stays open) once an event
+        # comes at ``end + lateness + 1``
+        if end + lateness + 1 > max((e.t_end for e in events), default=end + lateness):
+            events.append(clock_event(end + lateness + 1))
         folder = self.folder / f"example-{self.count}"
         self.count += 1
         write_parts(events, folder / "in", 1)
