@@ -65,7 +65,9 @@ def add_data_arguments(p: Any) -> None:
         help=(
             "the events of stream IRI (repeatable) from a SOURCE: a stream file (any "
             "format, by extension), kafka://host:port/topic (one event per message), "
-            "socket://host:port (one event per line) or, with --live, a folder of arriving "
+            "socket://host:port (one event per line; at most once: lines sent while the "
+            "query is down or not yet committed when it stops are lost) or, with --live, a "
+            "folder of arriving "
             "files; options after ?: format=nquads|trig|jsonld|tnt, starting=earliest|latest, "
             "max=N (records per trigger, shared by a topic's partitions in event-time order), "
             "errors=stop|skip (default: --on-error). A SOURCE alone keeps the streams "
