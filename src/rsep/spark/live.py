@@ -123,6 +123,7 @@ event, JSON), ``bad`` (a dead letter, JSON) or ``mark`` (``time`` the last final
 STATE_SCHEMA = "blob binary"
 _META = "rsep-live.json"
 EVENT, TICK, BAD = "event", "tick", "bad"
+ANSWER, LATE, MARK = "answer", "late", "mark"
 
 
 # Step 2: records to event rows -----------------------------------------------------------
@@ -362,7 +363,7 @@ def _state_function(
                 if kept.watermark is not None:
                     late = news["t_end"] < kept.watermark
                     for row in news[late & news["first"]].itertuples(index=False):
-                        emit(int(row.t_end), _late_line(row, kept.watermark), "late")
+                        emit(int(row.t_end), _late_line(row, kept.watermark), LATE)
                     news = news[~late]
                 ticks = rows[rows["kind"] == TICK]
                 now = state.getCurrentProcessingTimeMs()
@@ -393,9 +394,9 @@ def _state_function(
                 kept.mark = mark
             for result in kept.output.take(results):
                 line = json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
-                emit(result.time, line, "answer")
+                emit(result.time, line, ANSWER)
             if kept.mark is not None:
-                emit(kept.mark, None, "mark")
+                emit(kept.mark, None, MARK)
             state.update((pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL),))
         if out["time"]:
             yield pd.DataFrame(out)
@@ -621,7 +622,7 @@ def evaluated(rows: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> Dat
     (:func:`outcomes`' answers; a user's streaming DataFrame, :mod:`rsep.spark.frame`)."""
     from pyspark.sql import functions as F
 
-    answers = outcomes(rows, scheme, graphs).where(F.col("kind") == "answer")
+    answers = outcomes(rows, scheme, graphs).where(F.col("kind") == ANSWER)
     return answers.select("time", "part", "seq", "line")
 
 
