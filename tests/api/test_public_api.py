@@ -387,3 +387,46 @@ def test_the_spark_engine_over_files_and_tables_equals_the_oracle(
     assert canonical(rspql.run(streams, shops, engine="spark")) == oracle
     with pytest.raises(rsep.UserError, match="Spark engine reads stream files or tables"):
         query.run([price("c1", 1, 0)], graphs, engine="spark")
+
+
+@pytest.mark.spark
+def test_a_live_query_over_a_folder_of_arriving_files_equals_the_oracle(
+    spark: Any, spaseq_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``Query.live``: the price stream split into files of a folder read as they arrive
+    (``folders=True``), processed as available: the answers written are the oracle's up to
+    the watermark (the last instant stays open: a later event may still come at it); a
+    later file, read by the query started again from its checkpoint, closes it, and the
+    folder sink then holds exactly the oracle's answers, none repeated."""
+    stream, kb = spaseq_files
+    lines = stream.read_text(encoding="utf-8").splitlines(keepends=True)
+    folder = tmp_path / "arriving"
+    folder.mkdir()
+    half = len(lines) // 2
+    (folder / "1.tnt").write_text("".join(lines[:half]), encoding="utf-8")
+    (folder / "2.tnt").write_text("".join(lines[half:]), encoding="utf-8")
+    query = rsep.Query(SPASEQ)
+    graphs = {EX + "kb": kb}
+    expected = canonical(query.run({EX + "S": stream}, graphs, engine="reference"))
+
+    def run() -> tuple[list[str], int | None]:
+        live = query.live(
+            [f"{EX}S={folder}"],
+            folders=True,
+            graphs=graphs,
+            output=str(tmp_path / "answers"),
+            checkpoint=tmp_path / "checkpoint",
+            available_now=True,
+        )
+        try:
+            assert live.wait(600)
+            return canonical(live.results()), live.watermark
+        finally:
+            live.stop()
+
+    first, watermark = run()
+    assert watermark is not None and 2000 <= watermark < 4000
+    assert first == [a for a in expected if json.loads(a)["time"] <= watermark] != []
+    (folder / "3.tnt").write_text(f'<{EX}c3> <{EX}price> "1"^^<{XSD}integer> 9000 .\n')
+    second, _ = run()
+    assert second == expected
