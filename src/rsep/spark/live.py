@@ -87,7 +87,7 @@ from rsep.rdf.time import TimeUnit
 from rsep.spark.job import unmark
 from rsep.spark.partition import PartitionOutput, Router, Scheme, Vocabulary, choose_scheme
 from rsep.spark.partition import vocabulary as make_vocabulary
-from rsep.spark.sink import FolderSink, Outlets, Sink, Tally, read_output
+from rsep.spark.sink import ANSWER, BAD, LATE, MARK, FolderSink, Outlets, Sink, Tally, read_output
 from rsep.spark.source import FolderSource, Source, source_of
 
 if TYPE_CHECKING:
@@ -122,8 +122,7 @@ OUTCOME_SCHEMA = OUTPUT_SCHEMA + ", kind string"
 event, JSON), ``bad`` (a dead letter, JSON) or ``mark`` (``time`` the last final instant)."""
 STATE_SCHEMA = "blob binary"
 _META = "rsep-live.json"
-EVENT, TICK, BAD = "event", "tick", "bad"
-ANSWER, LATE, MARK = "answer", "late", "mark"
+EVENT, TICK = "event", "tick"
 
 
 # Step 2: records to event rows -----------------------------------------------------------

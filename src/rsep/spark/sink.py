@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 BATCH_FILE = "batch-{:010d}.jsonl"
+ANSWER, LATE, BAD, MARK = "answer", "late", "bad", "mark"
+"""The kinds of a live query's rows (:data:`rsep.spark.live.OUTCOME_SCHEMA`)."""
 EXACTLY_ONCE = "exactly once"
 AT_LEAST_ONCE = "at least once"
 
@@ -123,25 +125,25 @@ class Outlets:
         rows = sorted(
             (r["kind"], r["time"], r["part"], r["seq"], r["line"]) for r in frame.collect()
         )
-        split: dict[str, list[str]] = {"answer": [], "late": [], "bad": []}
+        split: dict[str, list[str]] = {ANSWER: [], LATE: [], BAD: []}
         tally = self.tally
         for kind, time, *_, line in rows:
-            if kind == "mark":
+            if kind == MARK:
                 tally.mark = time if tally.mark is None else max(tally.mark, time)
             else:
                 split[kind].append(line)
         targets: list[tuple[Sink | None, list[str]]] = [
-            (self.answers, split["answer"]),
-            (self.late, split["late"]),
-            (self.dead_letters, split["bad"]),
+            (self.answers, split[ANSWER]),
+            (self.late, split[LATE]),
+            (self.dead_letters, split[BAD]),
         ]
         for sink, lines in targets:
             if sink is not None and lines:
                 sink.write(lines, batch_id)
-        tally.answers += len(split["answer"])
-        tally.late += len(split["late"])
-        tally.bad += len(split["bad"])
-        tally.first_bad += split["bad"][: max(0, 5 - len(tally.first_bad))]
+        tally.answers += len(split[ANSWER])
+        tally.late += len(split[LATE])
+        tally.bad += len(split[BAD])
+        tally.first_bad += split[BAD][: max(0, 5 - len(tally.first_bad))]
         tally.batches += 1
 
 
