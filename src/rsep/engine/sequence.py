@@ -1760,20 +1760,22 @@ def _selected_results(
     present = np.unique(ids[ids >= 0])
     terms = np.empty(len(present) + 1, dtype=object)  # the last one for unbound
     terms[:-1] = query.dictionary.nodes(present)
-    objects = terms[np.where(ids >= 0, np.searchsorted(present, ids), len(present))].tolist()
-    times = table[:, :2].tolist()
+    at = np.where(ids >= 0, np.searchsorted(present, ids), len(present))
+    # a list per variable (a column of terms), zipped into rows: cheaper than a 2-D object
+    # array's rows
+    objects = zip(*(terms[at[:, k]].tolist() for k in range(at.shape[1])), strict=True)
+    ends = table[:, 0].tolist()
+    intervals = zip(table[:, 1].tolist(), ends, strict=True)
     if bool(np.all(ids >= 0)):
         return [
-            SelectResult(t[0], dict(zip(kept, values, strict=True)), (t[1], t[0]))
-            for t, values in zip(times, objects, strict=True)
+            SelectResult(end, dict(zip(kept, values, strict=True)), interval)
+            for end, interval, values in zip(ends, intervals, objects, strict=True)
         ]
     return [
         SelectResult(
-            t[0],
-            {name: v for name, v in zip(kept, values, strict=True) if v is not None},
-            (t[1], t[0]),
+            end, {n: v for n, v in zip(kept, values, strict=True) if v is not None}, interval
         )
-        for t, values in zip(times, objects, strict=True)
+        for end, interval, values in zip(ends, intervals, objects, strict=True)
     ]
 
 
