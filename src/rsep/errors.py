@@ -50,6 +50,18 @@ class BadRecords:
     first: list[InputError] = field(default_factory=list)
     _out: IO[str] | None = field(default=None, repr=False)
 
+    @classmethod
+    def of(cls, on_error: str, dead_letter: str | Path | None = None) -> BadRecords:
+        """A collector for the policy named ``on_error`` (``stop`` or ``skip``), writing
+        to ``dead_letter`` (only under ``skip``)."""
+        try:
+            policy = OnError(on_error)
+        except ValueError:
+            raise UserError(f"on_error is stop or skip, not {on_error!r}") from None
+        if dead_letter is not None and policy is OnError.STOP:
+            raise UserError("a dead-letter file takes the bad records that on_error skip skips")
+        return cls(policy, None if dead_letter is None else Path(dead_letter))
+
     def report(self, file: str | Path, line: int | None, reason: str, record: str = "") -> None:
         """Handle one bad record: raise under STOP, else log it to the dead-letter file."""
         error = InputError(file, line, reason)

@@ -68,7 +68,47 @@ def test_live_options_are_refused_in_a_batch_run(
     from rsep.rdf.formats import write_events
 
     write_events(market(1, 5), data, "nquads", with_stream=True)
-    for extra in (["--on-error", "skip"], ["--late", "x.jsonl"], ["--idle", "3"]):
+    for extra in (["--late", "x.jsonl"], ["--idle", "3"]):
         args = ["run", str(query), "--stream", str(data), "--engine", "local", *extra]
         assert cli.main(args) == 1
         assert "are for live queries" in capsys.readouterr().err
+    args = ["run", str(query), "--stream", str(data), "--dead-letter", "x.jsonl"]
+    assert cli.main(args) == 1
+    assert "--on-error skip" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["local", "reference"])
+def test_bad_records_skipped_in_a_run_over_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """``rsep run --on-error skip`` over stream files (engines in this process): the bad
+    lines are counted in the summary with file:line and written to ``--dead-letter``
+    (file, line, reason, record), every good event is read, and the answers are the
+    oracle's over the good events; without ``skip`` the run stops at the first."""
+    query = tmp_path / "q.rq"
+    query.write_text(KEYED, encoding="utf-8")
+    events = market(31, 40)
+    from rsep.rdf.formats import write_events
+
+    data = tmp_path / "s.nq"
+    write_events(events, data, "nquads", with_stream=True)
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = ["<http://example.org/x> oops .\n", '<http://example.org/y> <http://example.org/p> "\n']
+    lines[len(lines) // 3 : len(lines) // 3] = [bad[0]]
+    lines[2 * len(lines) // 3 : 2 * len(lines) // 3] = [bad[1]]
+    data.write_text("".join(lines), encoding="utf-8")
+    numbers = [i + 1 for i, line in enumerate(lines) if line in bad]
+    out, dead = tmp_path / "out.jsonl", tmp_path / "dead.jsonl"
+    args = ["run", str(query), "--stream", str(data), "--engine", engine, "--output", str(out)]
+    assert cli.main(args) == 1
+    assert f"{data}:{numbers[0]}: " in capsys.readouterr().err
+    args += ["--on-error", "skip", "--dead-letter", str(dead)]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"2 bad record(s) skipped (written to {dead})" in err
+    assert all(f"{data}:{n}: " in err for n in numbers)
+    letters = [json.loads(line) for line in dead.read_text(encoding="utf-8").splitlines()]
+    assert [(x["file"], x["line"]) for x in letters] == [(str(data), n) for n in numbers]
+    answers = list(read_results(out.read_text(encoding="utf-8").splitlines()))
+    expected = oracle(compiled(KEYED), events)
+    assert expected and canonical(answers) == expected

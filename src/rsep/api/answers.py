@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from rsep.algebra.plan import Ask, Construct, QueryForm, Select
-from rsep.errors import UserError
+from rsep.errors import BadRecords, UserError
 from rsep.rdf.results import ConstructResult, Result, SelectResult, read_results, write_results
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ class Answers(Iterator[Result]):
     :meth:`to_pandas`, or :meth:`write` them. ``events`` counts the events the run read
     (all of them before the first answer); ``inexact_rows`` the rows whose FILTER the
     columnar engine's programs could not decide and were evaluated exactly (``None``:
-    another engine ran)."""
+    another engine ran); ``bad`` the bad records skipped (``on_error`` ``skip``: their
+    count, the first of them, the dead-letter file), ``None`` when none could be."""
 
     def __init__(
         self,
@@ -38,10 +39,12 @@ class Answers(Iterator[Result]):
         events: int,
         inexact_rows: int | None = None,
         keep: object = None,
+        bad: BadRecords | None = None,
     ) -> None:
         self.form = form
         self.events = events
         self.inexact_rows = inexact_rows
+        self.bad = bad
         self._answers = iter(answers)
         self._keep = keep  # what must outlive the reading (a table's temporary store)
 

@@ -32,7 +32,7 @@ from rsep.api.inputs import (
     table_of,
 )
 from rsep.engine.query import drive
-from rsep.errors import UserError
+from rsep.errors import BadRecords, OnError, UserError
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.results import Result
 from rsep.semantics.graph import Graph, TimeVaryingGraph
@@ -70,11 +70,19 @@ def evaluate(
     start: int | None = None,
     master: str | None = None,
     pushed: Callable[[int], None] | None = None,
+    bad: BadRecords | None = None,
 ) -> Answers:
     """The answers of ``plan`` over ``inputs`` and ``graphs`` on ``engine`` (module
     docstring), up to ``until`` (and, for the oracle, from ``start``); ``master`` is
-    Spark's; ``pushed`` hears the count of events read so far."""
+    Spark's; ``pushed`` hears the count of events read so far; bad records of stream
+    files go to ``bad`` (default: stop at the first; skipping them is for the engines in
+    this process: Spark's tasks stop)."""
     check_engine(engine)
+    if engine == "spark" and bad is not None and bad.policy is OnError.SKIP:
+        raise UserError(
+            "skipping bad records (--on-error skip) is for --engine local and reference in a "
+            "run over stream files, and for live queries; a Spark run stops at the first"
+        )
     if engine != "reference" and start is not None:
         raise UserError("--start is for the reference engine; the engine starts at the data")
     if engine == "local" and inputs.table is not None:
@@ -95,14 +103,14 @@ def evaluate(
         keep = inputs.folder
         return _counted(Answers(plan.form, found.lines, found.events, found.inexact_rows, keep))
     if engine == "local" and inputs.files is not None:
-        done = run_files(plan, inputs.files, graphs, until, inputs.folder)
+        done = run_files(plan, inputs.files, graphs, until, inputs.folder, bad)
         if done is not None:
             return _counted(done, pushed)
     if inputs.events is not None:
         events = inputs.events
         streams = StreamSet.from_events(events)
     else:
-        streams = read_streams(inputs.stream_files() or [], plan.parameters.time_unit)
+        streams = read_streams(inputs.stream_files() or [], plan.parameters.time_unit, bad)
         events = streams.events()
     keep = inputs.folder
     if engine == "local":
@@ -111,11 +119,11 @@ def evaluate(
         query = incremental_query(plan, static_graphs(graphs))
         ordered = sorted(events, key=lambda e: (e.t_end, e.t_start))
         answers = drive(query, ordered, until, pushed=pushed)
-        return Answers(plan.form, answers, len(events), keep=keep)
+        return Answers(plan.form, answers, len(events), keep=keep, bad=bad)
     from rsep.semantics import evaluate as oracle
 
     results = oracle(plan, streams, graphs, until, start=start)
-    return _counted(Answers(plan.form, results, len(events), keep=keep), pushed)
+    return _counted(Answers(plan.form, results, len(events), keep=keep, bad=bad), pushed)
 
 
 def _counted(answers: Answers, pushed: Callable[[int], None] | None = None) -> Answers:
@@ -131,16 +139,17 @@ def run_files(
     graphs: Mapping[str, Graph | TimeVaryingGraph],
     until: int | None = None,
     keep: object = None,
+    bad: BadRecords | None = None,
 ) -> Answers | None:
     """The answers of a plan the columnar engine takes over stream files read straight
     into batches (N-Quads and the event store by vectorised readers), in this process;
     ``None`` when the plan or an input needs the other path. ``keep`` is what must outlive
-    the answers (:class:`Answers`)."""
+    the answers (:class:`Answers`); bad records go to ``bad``."""
     if not reads_as_batches(inputs):
         return None
     unit = plan.parameters.time_unit
-    sources = partial(batch_sources, inputs, time_unit=unit)
-    return _run_columnar(plan, graphs, until, sources, keep)
+    sources = partial(batch_sources, inputs, time_unit=unit, bad=bad)
+    return _run_columnar(plan, graphs, until, sources, keep, bad)
 
 
 def run_table(
@@ -163,6 +172,7 @@ def _run_columnar(
     until: int | None,
     sources: Callable[[TermDictionary], list[Iterator[TripleBatch]]],
     keep: object = None,
+    bad: BadRecords | None = None,
 ) -> Answers | None:
     """The columnar engine (:class:`~rsep.engine.sequence.SequenceQuery`) fed the
     ``sources`` of its dictionary's batches, merged in time order, by the one driver loop;
@@ -174,7 +184,7 @@ def _run_columnar(
         return None
     query = SequenceQuery(plan, static_graphs(graphs))
     results = list(drive(query, merge_batches(sources(query.dictionary)), until))
-    return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows, keep)
+    return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows, keep, bad)
 
 
 class Incremental:

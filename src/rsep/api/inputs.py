@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from pyoxigraph import Triple
 
-from rsep.errors import UserError
+from rsep.errors import BadRecords, UserError
 from rsep.rdf.event import Event, Stream, StreamSet
 from rsep.rdf.time import TimeUnit
 from rsep.semantics.graph import Graph, TimeVaryingGraph
@@ -117,11 +117,14 @@ def table_of(data: object) -> pa.Table | None:
 
 
 def read_streams(
-    items: Sequence[str | Path | StreamInput], time_unit: TimeUnit = TimeUnit.MILLISECONDS
+    items: Sequence[str | Path | StreamInput],
+    time_unit: TimeUnit = TimeUnit.MILLISECONDS,
+    bad: BadRecords | None = None,
 ) -> StreamSet:
     """The events of stream files (module docstring) as a stream set, each stream in time
     order (files given for one IRI merged); integer timestamps count ``time_unit`` (the
-    plan's parameter ``time_unit``)."""
+    plan's parameter ``time_unit``); bad records go to ``bad`` (default: stop at the
+    first)."""
     from rsep.engine.batch import is_store
     from rsep.rdf.formats import read_events
     from rsep.semantics.csrbench import is_csrbench_data, read_stream
@@ -135,7 +138,7 @@ def read_streams(
         elif is_store(path):
             events = read_store_events(path)
         else:
-            events = read_events(path, stream=iri, time_unit=time_unit, **item.options)
+            events = read_events(path, stream=iri, time_unit=time_unit, bad=bad, **item.options)
         for event in events:
             if iri is not None and event.stream != iri:  # a format that names its stream
                 event = Event(iri, event.t_start, event.t_end, event.graph, event.id)
@@ -155,17 +158,23 @@ def reads_as_batches(files: Sequence[StreamInput]) -> bool:
 
 
 def batch_sources(
-    files: Sequence[StreamInput], terms: TermDictionary, time_unit: TimeUnit
+    files: Sequence[StreamInput],
+    terms: TermDictionary,
+    time_unit: TimeUnit,
+    bad: BadRecords | None = None,
 ) -> list[Iterator[TripleBatch]]:
     """Each stream file read straight into batches of ``terms``' ids
     (:func:`rsep.engine.batch.read_batches`), every event on the stream ``IRI=FILE``
-    names, as :func:`rsep.engine.batch.merge_batches` takes them."""
+    names, as :func:`rsep.engine.batch.merge_batches` takes them; bad records go to
+    ``bad`` (default: stop at the first)."""
     from rsep.engine.batch import read_batches
     from rsep.spark.columnar import on_stream
 
     return [
         on_stream(
-            read_batches(item.path, item.stream, terms, time_unit=time_unit, **item.options),
+            read_batches(
+                item.path, item.stream, terms, time_unit=time_unit, bad=bad, **item.options
+            ),
             item.stream,
         )
         for item in files

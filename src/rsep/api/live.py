@@ -42,13 +42,10 @@ def sources_of(items: Sequence[str], folders: bool, on_error: str = "stop") -> l
     """The live sources of ``items`` (module docstring); with ``folders`` a folder is read
     as files arrive in it, and a plain file is refused. A bad record stops the query or,
     with ``on_error`` ``skip``, becomes a dead letter (a source's ``?errors=`` wins)."""
-    from rsep.errors import OnError
+    from rsep.errors import BadRecords
     from rsep.spark.source import source_of
 
-    try:
-        policy = OnError(on_error)
-    except ValueError:
-        raise UserError(f"on_error is stop or skip, not {on_error!r}") from None
+    policy = BadRecords.of(on_error).policy
 
     if not items:
         raise UserError("a live query needs a --stream source")

@@ -19,7 +19,7 @@ from rsep.api.answers import Answers
 from rsep.api.driver import Incremental, evaluate
 from rsep.api.explain import detection, explanation
 from rsep.api.inputs import GraphData, inputs_of, read_graphs, read_streams, static_graphs
-from rsep.errors import UserError
+from rsep.errors import BadRecords, UserError
 from rsep.lang import parse_query
 from rsep.lang.dialects import Dialect
 from rsep.rdf.event import StreamSet
@@ -111,6 +111,8 @@ class Query:
         start: int | None = None,
         master: str | None = None,
         pushed: Callable[[int], None] | None = None,
+        on_error: str = "stop",
+        dead_letters: str | Path | None = None,
     ) -> Answers:
         """The answers over ``data``: stream files (a path, ``"IRI=FILE"``, a
         :class:`rsep.spark.job.StreamInput`, a mapping of stream IRIs to files, or a list
@@ -119,7 +121,11 @@ class Query:
         (files, sets of triples, time-varying graphs). ``engine``: ``local`` (the engine in
         this process), ``reference`` (the oracle) or ``spark`` (stream files and tables;
         ``master`` its Spark master). ``until`` is the last instant evaluated, ``start``
-        the oracle's first; ``pushed`` hears the count of events read so far."""
+        the oracle's first; ``pushed`` hears the count of events read so far. A bad
+        record of a stream file stops the run with ``file:line: reason``
+        (:class:`rsep.errors.InputError`), or with ``on_error`` ``skip`` (engines
+        ``local`` and ``reference``) is skipped, counted in :attr:`Answers.bad` and
+        written to ``dead_letters`` (JSON Lines: file, line, reason, record) when given."""
         return evaluate(
             self.plan,
             inputs_of(data),
@@ -129,6 +135,7 @@ class Query:
             start=start,
             master=master,
             pushed=pushed,
+            bad=BadRecords.of(on_error, dead_letters),
         )
 
     def transform(

@@ -30,8 +30,9 @@ command is argument parsing and printing over the public API (:class:`rsep.api.Q
 ``--output kafka://host:port/topic``. Progress (records read, records/s, results, elapsed;
 live: late events and dead letters) goes to standard error every few seconds when it is a
 terminal, or with ``--progress``; never with ``--quiet``. Bad input exits 1 with
-``file:line: reason``; a live query with ``--on-error skip`` writes each bad record to
-``--dead-letter`` instead, and late events to ``--late`` (docs/live.md).
+``file:line: reason``; with ``--on-error skip`` each bad record is counted and written to
+``--dead-letter`` instead (a live query, or a run over stream files in this process), and
+a live query's late events to ``--late`` (docs/live.md).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from rsep.algebra.params import Profile
 from rsep.api import Answers, Query, check_engine
 from rsep.api.live import Live, address
 from rsep.cli.options import add_query_arguments, pair, query_base, read_query, settings
-from rsep.errors import UserError
+from rsep.errors import BadRecords, UserError
 from rsep.rdf.results import Result
 
 
@@ -180,8 +181,8 @@ def add_parser(commands: Any) -> None:
         dest="dead_letter",
         metavar="TARGET",
         help="with --on-error skip, write each bad record (source, position: file:line or "
-        "topic:partition:offset, reason, the record) to TARGET, a FILE or kafka://…; they "
-        "are counted in any case",
+        "topic:partition:offset, reason, the record) to TARGET, a FILE or (live) kafka://…; "
+        "they are counted in any case",
     )
     live.add_argument(
         "--idle",
@@ -205,8 +206,9 @@ def add_parser(commands: Any) -> None:
         dest="on_error",
         choices=["stop", "skip"],
         default="stop",
-        help="a bad record stops the run with file:line: reason (stop, the default) or, in a "
-        "live query, is skipped, counted and written to --dead-letter (skip)",
+        help="a bad record stops the run with file:line: reason (stop, the default) or is "
+        "skipped, counted and written to --dead-letter (skip: live queries, and runs over "
+        "stream files on --engine local or reference)",
     )
     p.add_argument(
         "--progress",
@@ -427,11 +429,15 @@ def run(args: argparse.Namespace) -> int:
     query = query_of(args)
     if is_live(args):
         return run_live(args, query)
-    if args.on_error == "skip" or args.late or args.dead_letter or args.idle is not None:
+    if args.late or args.idle is not None:
         raise UserError(
-            "--on-error skip, --late, --dead-letter and --idle are for live queries; a run "
-            "over stream files stops at the first bad record (file:line: reason)"
+            "--late and --idle are for live queries; a run over stream files reads its "
+            "events in time order, none late"
         )
+    if args.dead_letter is not None and args.on_error != "skip":
+        raise UserError("--dead-letter takes the bad records that --on-error skip skips")
+    if args.dead_letter is not None and args.dead_letter.startswith("kafka:"):
+        raise UserError("a run over stream files writes its dead letters to a FILE")
     progress = Progress.of(args)
     answers = query.run(
         args.streams,
@@ -441,5 +447,22 @@ def run(args: argparse.Namespace) -> int:
         start=args.start,
         master=args.master,
         pushed=lambda n: progress.update(records=n),
+        on_error=args.on_error,
+        dead_letters=args.dead_letter,
     )
-    return _write(args, answers, progress)
+    try:
+        return _write(args, answers, progress)
+    finally:
+        if answers.bad is not None:
+            answers.bad.close()
+            if answers.bad.count and not args.quiet:
+                _bad_summary(args, answers.bad)
+
+
+def _bad_summary(args: argparse.Namespace, bad: BadRecords) -> None:
+    """How many bad records a run over stream files skipped, where they went, the first
+    few (never silent about the records it did not use)."""
+    where = f"written to {args.dead_letter}" if args.dead_letter else "not kept"
+    print(f"rsep: {bad.count:,} bad record(s) skipped ({where})", file=sys.stderr)
+    for error in bad.first[:3]:
+        print(f"  {error}", file=sys.stderr)
