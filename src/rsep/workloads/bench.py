@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from pyoxigraph import Literal, NamedNode, Triple
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from rsep.api import Query
 
 from rsep.errors import UserError
@@ -698,28 +700,38 @@ def _rsep_live(
 ) -> tuple[list[Result], int, list[float]]:
     """The engine fed at ``point.rate`` triples/s in micro-batches of what has arrived
     (every 10 ms), by the API's incremental form (:meth:`rsep.api.Incremental.feed`, the
-    one driver loop): an event's arrival is the wall-clock time it was due; an answer's
-    latency is its emission minus the arrival of the event that completed it (the last
-    event of its time, the earliest it can be final). Events are read before the clock
-    starts, so that the rate is the feed's, not the parser's."""
+    one driver loop), each micro-batch a table of triples (the rows a live source hands
+    on, read into the columnar engine's batches): an event's arrival is the wall-clock
+    time it was due; an answer's latency is its emission minus the arrival of the event
+    that completed it (the last event of its time, the earliest it can be final). The
+    stream is read into one table before the clock starts, so that the rate is the
+    feed's, not the parser's."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from rsep.api import read_table
+
     running = query.incremental({data.kb_graph: kb})
-    events = list(_source(point, data))
+    table = read_table(_files(point, data))
+    ids = pc.dictionary_encode(table.column("event_id")).combine_chunks().indices.to_numpy()
+    firsts = np.concatenate([[0], np.flatnonzero(ids[1:] != ids[:-1]) + 1, [len(ids)]])
+    times = table.column("t_end").to_numpy()[firsts[:-1]].tolist()
+    count = len(times)
     per_event = data.triples / data.events / point.rate
     arrival: dict[int, float] = {}
     start = time.perf_counter()
 
-    def arriving() -> Iterator[list[Event]]:
+    def arriving() -> Iterator[pa.Table]:
         i = 0
-        while i < len(events):
+        while i < count:
             now = time.perf_counter()
-            due = min(len(events), int((now - start) / per_event) + 1)
+            due = min(count, int((now - start) / per_event) + 1)
             if due <= i:
                 time.sleep(min(0.01, (i - (now - start) / per_event) * per_event))
                 continue
-            batch = events[i:due]
-            for k, event in enumerate(batch, i):
-                arrival[event.t_end] = start + k * per_event
-            yield batch
+            due_at = (start + np.arange(i, due) * per_event).tolist()
+            arrival.update(zip(times[i:due], due_at, strict=True))
+            yield table.slice(int(firsts[i]), int(firsts[due] - firsts[i]))
             i = due
 
     latencies: list[float] = []
@@ -727,7 +739,7 @@ def _rsep_live(
     for result in running.feed(arriving()):
         latencies.append(time.perf_counter() - arrival[result.time])
         answers.append(result)
-    return answers, running.events, latencies
+    return answers, count, latencies
 
 
 def _spark(
