@@ -370,8 +370,6 @@ def run_live(args: argparse.Namespace, query: Query) -> int:
         raise UserError("live sources need --engine spark")
     if args.start is not None or args.until is not None:
         raise UserError("--start and --until are for stream files; a live query runs on")
-    if args.dead_letter is not None and args.on_error != "skip":
-        raise UserError("--dead-letter takes the bad records that --on-error skip skips")
     live = query.live(
         args.streams,
         folders=args.live,
@@ -427,6 +425,8 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate the query and write its results."""
     check_engine(args.engine)
     query = query_of(args)
+    if args.dead_letter is not None and args.on_error != "skip":
+        raise UserError("--dead-letter takes the bad records that --on-error skip skips")
     if is_live(args):
         return run_live(args, query)
     if args.late or args.idle is not None:
@@ -434,8 +434,6 @@ def run(args: argparse.Namespace) -> int:
             "--late and --idle are for live queries; a run over stream files reads its "
             "events in time order, none late"
         )
-    if args.dead_letter is not None and args.on_error != "skip":
-        raise UserError("--dead-letter takes the bad records that --on-error skip skips")
     if args.dead_letter is not None and args.dead_letter.startswith("kafka:"):
         raise UserError("a run over stream files writes its dead letters to a FILE")
     progress = Progress.of(args)
