@@ -217,10 +217,10 @@ def test_cqelscep_sequence_on_an_entailed_class(entailment: str) -> None:
 
 
 @pytest.mark.spark
-def test_spaseq_on_spark_partitioned_by_an_entailed_key(spark: object, tmp_path: Path) -> None:
-    """On Spark the events go to their partitions by the keys the ontology gives too
-    (:meth:`SequenceQuery.event_keys` entails), and each task's engine entails its
-    batches: the answers are the oracle's."""
+def test_spaseq_on_spark_partitioned_under_entailment(spark: object, tmp_path: Path) -> None:
+    """On Spark, partitioned by ``?x``, an event that holds a GPM's atom only through
+    entailment (``:p :drives :c1`` gives ``:c1 a :Vehicle``) passes the prefilter, and each
+    task's engine entails its batches: the answers are the oracle's."""
     stream = tmp_path / "s.tnt"
     stream.write_text(
         "".join(f"{triple} {e.t_end * 1000} .\n" for e in SEQ_EVENTS for triple in e.graph),
