@@ -42,7 +42,15 @@ from rsep.rdf.event import Event
 from rsep.rdf.sparql import GraphMatcher
 from rsep.rdf.terms import XSD_STRING
 
-__all__ = ["CompiledGpm", "Filter", "Solutions", "compile_gpm", "kb_table", "solutions"]
+__all__ = [
+    "CompiledGpm",
+    "Filter",
+    "Solutions",
+    "compile_gpm",
+    "equal_pairs",
+    "kb_table",
+    "solutions",
+]
 
 
 @dataclass(frozen=True)
@@ -220,7 +228,7 @@ def _match(
             [found["event"], *(found[v] for v in shared)],
             [event[rows], *(triples[names[v]][rows] for v in shared)],
         )
-        li, ri = _equal_pairs(left, right)
+        li, ri = equal_pairs(left, right)
         found = {v: c[li] for v, c in found.items()}
         found.update({v: triples[c][rows[ri]] for v, c in names.items() if v not in shared})
         found, pending = _filtered(found, pending, keep)
@@ -273,7 +281,7 @@ def _filtered(
     return found, left
 
 
-def _equal_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def equal_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every pair of positions (i, j) with ``left[i] == right[j]`` (an equi-join of two
     int64 key columns), in the order of ``left``."""
     increasing = len(right) < 2 or bool(np.all(right[1:] > right[:-1]))
@@ -400,7 +408,7 @@ def _join_kb(found: Columns, kb: pa.Table) -> Columns:
         right_rows = np.tile(np.arange(n_right), n_left)
     else:
         left_key, right_key = _keys([found[n] for n in shared], [right[n] for n in shared])
-        left_rows, right_rows = _equal_pairs(left_key, right_key)
+        left_rows, right_rows = equal_pairs(left_key, right_key)
     out = {n: c[left_rows] for n, c in found.items()}
     out.update({n: c[right_rows] for n, c in right.items() if n not in found})
     return out

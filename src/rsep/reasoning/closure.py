@@ -35,7 +35,7 @@ from pyoxigraph import NamedNode, Triple
 
 from rsep.algebra.params import Entailment
 from rsep.engine.batch import TripleBatch, batches_of
-from rsep.engine.pattern import _equal_pairs
+from rsep.engine.pattern import equal_pairs
 from rsep.engine.terms import KIND_BLANK, KIND_IRI, KIND_LITERAL, TermDictionary
 from rsep.rdf.event import Event
 from rsep.reasoning.reasoner import OWL, RDF, RDFS, TYPE, Ontology
@@ -344,9 +344,9 @@ def _derive(
         all_rows = np.flatnonzero(every[2] == prop)
         ae, a_s, ao = every[0][all_rows], every[1][all_rows], every[3][all_rows]
         de, ds, do = e[mine], s[mine], o[mine]
-        left, right = _equal_pairs(_key(de, do), _key(ae, a_s))  # new (x p y), (y p z)
+        left, right = equal_pairs(_key(de, do), _key(ae, a_s))  # new (x p y), (y p z)
         add(de[left], ds[left], prop, ao[right])
-        left, right = _equal_pairs(_key(de, ds), _key(ae, ao))  # (w p x), new (x p y)
+        left, right = equal_pairs(_key(de, ds), _key(ae, ao))  # (w p x), new (x p y)
         add(de[left], a_s[right], prop, do[left])
     if not out:
         return (*(np.zeros(0, np.int32) for _ in range(4)), np.zeros(0, np.int8))
@@ -378,11 +378,11 @@ def _equality(
     ke, ka, kb = every[0][known], every[1][known], every[3][known]
     ne, na, nb = e[new], s[new], o[new]
     for place in (1, 2, 3):
-        left, right = _equal_pairs(_key(e, delta[place]), _key(ke, ka))
+        left, right = equal_pairs(_key(e, delta[place]), _key(ke, ka))
         row = [e[left], s[left], p[left], o[left]]
         row[place] = kb[right]
         add(*row)
-        left, right = _equal_pairs(_key(every[0], every[place]), _key(ne, na))
+        left, right = equal_pairs(_key(every[0], every[place]), _key(ne, na))
         row = [column[left] for column in every[:4]]
         row[place] = nb[right]
         add(*row)
