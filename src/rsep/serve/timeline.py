@@ -1,0 +1,509 @@
+"""Why an answer happened: the events and time intervals that justify it, as RSEP-QL's Fig. 1
+draws them (RSEP-QL Sect. 2: "the bold lines denote the intervals that justify the events").
+
+An answer is justified by the parts of the query that read streams (its *steps*): a SPAseq
+GPM (Def. 7: its pattern on one event), an RSEP-QL basic event pattern ``EVENT w P``
+(Sect. 4.2: ``P`` on one item of window ``w``), an EP-SPARQL ``BGP(P)`` (Sect. 4.2: ``μ(P)``
+over several items), a CQELS-CEP window's pattern, or the triple patterns of an RSP-QL
+graph pattern that read a window (``WINDOW w P``, or the default graph's windows). Each
+step's triple patterns come from the plan's typed pattern (:mod:`rsep.lang.ast`), with the
+answer's bindings put in; a variable the answer leaves unbound matches any term. Negated
+parts (SPAseq's ``!``, CQELS-CEP's ``!P``, SPARQL ``MINUS``) justify nothing and are left
+out; FILTERs are not re-evaluated.
+
+- An event match (the answer carries ``interval``: SPAseq, EP-SPARQL, CQELS-CEP) is
+  justified by its interval ``[start, end]`` and the events in it that match a step.
+- Any other answer at ``t`` (RSP-QL, C-SPARQL, CQELS-QL, RSEP-QL's ``MATCH``) is justified
+  by the window extents each step reads at ``t`` (``window.present``, ``window.t0``,
+  ``window.bounds``: ``(o, c]``, ``[o, c)`` or ``[o, c]``) and the events in them that match.
+  For RSEP-QL's event patterns the intervals of the event mappings are rebuilt from the
+  justifying items: ``(μ, t_k, t_k)`` per item (Sect. 4.2, BEP), ``E1 SEQ E2`` the pairs
+  with ``t2 < t3`` giving ``(t1, t4)`` (Eq. (7)), ``FIRST``/``LAST`` the earliest/latest.
+
+Events come as an Arrow table of triples (:data:`EVENT_COLUMNS`), one row per triple, terms
+in N-Triples syntax as the answers write them, so that matching is a few vectorised
+comparisons per triple pattern (:func:`event_table` builds one from events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyoxigraph import Literal, NamedNode
+
+from rsep.algebra.events import (
+    CepItem,
+    Event,
+    First,
+    Gpm,
+    GraphPatternRef,
+    KbPattern,
+    Last,
+    Match,
+    Negation,
+    Node,
+    Seq,
+    StreamBgp,
+)
+from rsep.algebra.events import CepWindow as CepWindowPattern
+from rsep.algebra.gpm import TriplePattern, group_of
+from rsep.algebra.plan import EventJoin, Plan
+from rsep.algebra.window import CountWindow, Extent, WindowBounds
+from rsep.rdf.results import SelectResult
+
+if TYPE_CHECKING:
+    from rsep.api.query import Query
+    from rsep.lang import ast
+    from rsep.rdf.event import Event as StreamEvent
+
+__all__ = [
+    "EVENT_COLUMNS",
+    "Justification",
+    "Scope",
+    "Step",
+    "Support",
+    "event_table",
+    "justify",
+    "steps",
+    "timeline",
+]
+
+EVENT_COLUMNS = ("seq", "stream", "t_start", "t_end", "s", "p", "o")
+"""The columns of the events table :func:`justify` reads: ``seq`` the event's number on the
+service (int64), ``stream`` its stream IRI, ``t_start``/``t_end`` its time (int64, the
+plan's unit), ``s``/``p``/``o`` one triple of its graph in N-Triples syntax."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """A part of a query that reads a stream: ``label`` names it (the GPM's name, ``EVENT
+    <w>``, the window), ``stream`` is the stream it reads (``None``: any), ``window`` the
+    named window it reads through (``None``: the match's interval bounds it), ``patterns``
+    its triple patterns; ``whole`` says whether one event must hold all of them (a GPM and
+    a BEP are evaluated on one event's graph) or any one (a window's snapshot unites its
+    items, an EP-SPARQL BGP spans several)."""
+
+    label: str
+    stream: str | None
+    window: str | None
+    patterns: tuple[TriplePattern, ...]
+    whole: bool
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A time span that bounds an answer's events: the match's interval, or one extent of a
+    window at the answer's time; ``bounds`` is ``"[]"``, ``"(]"`` or ``"[)"``, and ``None``
+    is an unbounded side (a landmark window has no end)."""
+
+    label: str
+    stream: str | None
+    start: int | None
+    end: int | None
+    bounds: str
+
+    def contains(self, times: pa.Array) -> pa.Array:
+        """Which of the instants ``times`` lie in this span (a boolean array)."""
+        mask = pa.array([True] * len(times), pa.bool_())
+        if self.start is not None:
+            after = pc.greater if self.bounds[0] == "(" else pc.greater_equal
+            mask = pc.and_(mask, after(times, self.start))
+        if self.end is not None:
+            before = pc.less if self.bounds[1] == ")" else pc.less_equal
+            mask = pc.and_(mask, before(times, self.end))
+        return mask
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of this span."""
+        return {
+            "label": self.label,
+            "stream": self.stream,
+            "start": self.start,
+            "end": self.end,
+            "bounds": self.bounds,
+        }
+
+
+@dataclass(frozen=True)
+class Support:
+    """An event that justifies an answer: its ``seq``, stream and time, the labels of the
+    steps it matches and the triples of it that match them (N-Triples)."""
+
+    seq: int
+    stream: str
+    t_start: int
+    t_end: int
+    steps: tuple[str, ...]
+    triples: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of this event."""
+        return {
+            "seq": self.seq,
+            "stream": self.stream,
+            "time": self.t_start,
+            "end": self.t_end,
+            "steps": list(self.steps),
+            "triples": list(self.triples),
+        }
+
+
+@dataclass(frozen=True)
+class Justification:
+    """An answer at ``time`` with ``bindings``, and why: the ``scopes`` that bound it, the
+    ``events`` that match its steps, and the ``intervals`` of its event mappings (the
+    answer's own interval for an event match; rebuilt for RSEP-QL, module docstring)."""
+
+    time: int
+    bindings: Mapping[str, str]
+    scopes: tuple[Scope, ...]
+    events: tuple[Support, ...]
+    intervals: tuple[tuple[int, int], ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object the timeline route serves."""
+        return {
+            "time": self.time,
+            "bindings": dict(self.bindings),
+            "scopes": [scope.to_json() for scope in self.scopes],
+            "events": [event.to_json() for event in self.events],
+            "intervals": [list(span) for span in self.intervals],
+            "notes": list(self.notes),
+        }
+
+
+def event_table(events: Iterable[tuple[int, StreamEvent]]) -> pa.Table:
+    """The events table (:data:`EVENT_COLUMNS`) of ``(seq, event)`` pairs: one row per
+    triple, terms as N-Triples text."""
+    columns: dict[str, list[Any]] = {name: [] for name in EVENT_COLUMNS}
+    for seq, event in events:
+        for triple in event.graph:
+            columns["seq"].append(seq)
+            columns["stream"].append(event.stream)
+            columns["t_start"].append(event.t_start)
+            columns["t_end"].append(event.t_end)
+            columns["s"].append(str(triple.subject))
+            columns["p"].append(str(triple.predicate))
+            columns["o"].append(str(triple.object))
+    return pa.table(columns, schema=_SCHEMA)
+
+
+_SCHEMA = pa.schema(
+    [
+        pa.field(name, pa.int64() if name in ("seq", "t_start", "t_end") else pa.string())
+        for name in EVENT_COLUMNS
+    ]
+)
+
+
+def steps(plan: Plan) -> tuple[Step, ...]:
+    """The steps of ``plan``'s algebraic expression that read streams (module docstring),
+    in the order the query writes them."""
+    found: list[Step] = []
+    _visit(plan, plan.r2r, None, found)
+    return tuple(found)
+
+
+def _visit(plan: Plan, node: Node, stream: str | None, found: list[Step]) -> None:
+    if isinstance(node, Negation | KbPattern) or (isinstance(node, CepItem) and node.negated):
+        return
+    if isinstance(node, Gpm):
+        patterns = _patterns(node.pattern)
+        found.append(Step(node.name, node.stream, None, patterns.get(None, ()), whole=True))
+        return
+    if isinstance(node, Event):
+        named = plan.dataset.window(node.window)
+        patterns = _patterns(node.pattern)
+        label = f"EVENT <{node.window}>"
+        found.append(Step(label, named.stream, named.iri, patterns.get(None, ()), whole=True))
+        return
+    if isinstance(node, StreamBgp):
+        patterns = _patterns(node.pattern)
+        found.append(Step("BGP", node.stream, None, patterns.get(None, ()), whole=False))
+        return
+    if isinstance(node, CepWindowPattern):
+        _visit(plan, node.pattern, node.stream, found)
+        return
+    if isinstance(node, GraphPatternRef):
+        _windowed(plan, node, stream, found)
+        return
+    if isinstance(node, EventJoin):
+        _visit(plan, node.event, stream, found)
+        _windowed(plan, node.graph, None, found)
+        return
+    for child in node.children():
+        _visit(plan, child, stream, found)
+
+
+def _windowed(plan: Plan, ref: GraphPatternRef, stream: str | None, found: list[Step]) -> None:
+    """The steps of a graph pattern: inside a CQELS-CEP window, its triple patterns on that
+    stream; else per window it reads (``GRAPH <w>``, which ``WINDOW <w>`` compiles to; the
+    default graph's windows; ``GRAPH ?g`` every window), static graphs left out."""
+    patterns = _patterns(ref)
+    if stream is not None:
+        every = tuple(p for group in patterns.values() for p in group)
+        found.append(Step(f"<{stream}>", stream, None, every, whole=False))
+        return
+    dataset = plan.dataset
+    for named in dataset.windows:
+        reads = list(patterns.get(named.iri, ()))
+        reads += patterns.get("?", ())
+        if named.iri in dataset.default_windows:
+            reads += patterns.get(None, ())
+        if reads:
+            found.append(Step(f"<{named.iri}>", named.stream, named.iri, tuple(reads), False))
+
+
+def _patterns(ref: GraphPatternRef) -> dict[str | None, tuple[TriplePattern, ...]]:
+    """The triple patterns of a graph pattern by the graph they read: an IRI for ``GRAPH
+    <g>``, ``"?"`` for ``GRAPH ?g``, ``None`` for the default graph; ``MINUS`` left out."""
+    from rsep.lang import ast
+
+    out: dict[str | None, list[TriplePattern]] = {}
+
+    def visit(node: ast.Node, graph: str | None) -> None:
+        if isinstance(node, ast.Minus):
+            return
+        if isinstance(node, ast.Graph):
+            inner = node.name.value if isinstance(node.name, ast.Iri) else "?"
+            visit(node.pattern, inner)
+            return
+        if isinstance(node, ast.TriplesBlock):
+            for triples in node.triples:
+                out.setdefault(graph, []).extend(_triples(triples))
+            return
+        for child in node.children():
+            visit(child, graph)
+
+    group = group_of(ref.text)
+    if group is not None:
+        visit(group, None)
+    return {graph: tuple(found) for graph, found in out.items()}
+
+
+def _triples(triples: ast.Triples) -> list[TriplePattern]:
+    """The triple patterns of one ``TriplesSameSubject`` whose positions are terms or
+    variables (a property path or a nested node is not one triple pattern: left out)."""
+    subject = _position(triples.subject)
+    if subject is None:
+        return []
+    out = []
+    for prop in triples.properties:
+        verb = _position(prop.verb)
+        if verb is None:
+            continue
+        for obj in prop.objects:
+            o = _position(obj)
+            if o is not None:
+                out.append((subject, verb, o))
+    return out
+
+
+def _position(node: object) -> str | None:
+    """A triple pattern's position as :data:`TriplePattern` writes it, a literal in N-Triples
+    syntax; a blank node is a variable no answer binds."""
+    from rsep.lang import ast
+
+    if isinstance(node, ast.Var):
+        return "?" + node.name
+    if isinstance(node, ast.Iri):
+        return str(NamedNode(node.value))
+    if isinstance(node, ast.Literal):
+        if node.lang is not None:
+            return str(Literal(node.lexical, language=node.lang))
+        return str(Literal(node.lexical, datatype=NamedNode(node.datatype)))
+    if isinstance(node, ast.BlankNode):
+        return "?_:" + (node.label or "")
+    return None
+
+
+def justify(
+    plan_or_query: Plan | Query,
+    answer: SelectResult | Mapping[str, Any],
+    events: pa.Table,
+    *,
+    previous: int | None = None,
+) -> Justification:
+    """The events and time intervals that justify ``answer`` (a SELECT result or its JSON
+    object) among ``events`` (:data:`EVENT_COLUMNS`; module docstring). ``previous`` is the
+    evaluation before the answer's, which a window read with ``window.present =
+    all_ended`` needs."""
+    plan = plan_or_query if isinstance(plan_or_query, Plan) else plan_or_query.plan
+    data = answer.to_json() if isinstance(answer, SelectResult) else answer
+    time = int(data["time"])
+    bindings: dict[str, str] = dict(data.get("bindings", {}))
+    span = data.get("interval")
+    notes: list[str] = []
+    found = steps(plan)
+    scopes: list[Scope] = []
+    matched: dict[int, tuple[set[str], set[tuple[str, str, str]]]] = {}
+    rows: dict[int, tuple[str, int, int]] = {}
+    per_step: dict[str, set[int]] = {}
+    for step in found:
+        if not step.patterns:
+            notes.append(f"{step.label}: no triple pattern to match (a path or nested node)")
+            continue
+        if span is not None:
+            step_scopes = [Scope("match", None, int(span[0]), int(span[1]), "[]")]
+        else:
+            step_scopes = _window_scopes(plan, step, time, previous, notes)
+        for scope in step_scopes:
+            if scope not in scopes:
+                scopes.append(scope)
+        seqs = _match(step, step_scopes, bindings, events, matched, rows)
+        per_step.setdefault(step.label, set()).update(seqs)
+    supports = tuple(
+        Support(seq, *rows[seq], tuple(sorted(matched[seq][0])), _texts(matched[seq][1]))
+        for seq in sorted(matched)
+    )
+    if span is not None:
+        intervals: tuple[tuple[int, int], ...] = ((int(span[0]), int(span[1])),)
+    else:
+        times = {seq: rows[seq][1] for seq in rows}
+        intervals = tuple(sorted(set(_intervals(plan.r2r, per_step, times))))
+    return Justification(time, bindings, tuple(scopes), supports, intervals, tuple(notes))
+
+
+def _texts(triples: set[tuple[str, str, str]]) -> tuple[str, ...]:
+    return tuple(f"{s} {p} {o} ." for s, p, o in sorted(triples))
+
+
+def _window_scopes(
+    plan: Plan, step: Step, time: int, previous: int | None, notes: list[str]
+) -> list[Scope]:
+    """The extents of the step's window read at ``time`` (the oracle's reading:
+    :meth:`rsep.semantics.dataset.StreamingDataset.reading`)."""
+    if step.window is None:
+        return [Scope(step.label, step.stream, None, time, "(]")]
+    named = plan.dataset.window(step.window)
+    if isinstance(named.window, CountWindow):
+        notes.append(f"{step.label}: a count-based window is drawn up to the answer's time")
+        return [Scope(step.label, named.stream, None, time, "(]")]
+    params = plan.parameters
+    extents = named.window.content(time, plan.present(named.iri), t0=params.t0, previous=previous)
+    bounds = {
+        WindowBounds.OPEN_CLOSED: "(]",
+        WindowBounds.CLOSED_OPEN: "[)",
+        WindowBounds.CLOSED: "[]",
+    }[params.bounds]
+    return [_scope(step.label, named.stream, extent, bounds) for extent in extents]
+
+
+def _scope(label: str, stream: str, extent: Extent, bounds: str) -> Scope:
+    return Scope(label, stream, extent.opening, extent.closing, bounds)
+
+
+def _match(
+    step: Step,
+    scopes: Sequence[Scope],
+    bindings: Mapping[str, str],
+    events: pa.Table,
+    matched: dict[int, tuple[set[str], set[tuple[str, str, str]]]],
+    rows: dict[int, tuple[str, int, int]],
+) -> set[int]:
+    """The events of ``events`` in ``scopes`` on the step's stream that match it under
+    ``bindings`` (all its patterns in one event when ``whole``, else any); records their
+    matching triples in ``matched`` and their stream and times in ``rows``."""
+    if events.num_rows == 0 or not scopes:
+        return set()
+    inside = scopes[0].contains(events["t_start"])
+    for scope in scopes[1:]:
+        inside = pc.or_(inside, scope.contains(events["t_start"]))
+    if step.stream is not None:
+        inside = pc.and_(inside, pc.equal(events["stream"], step.stream))
+    candidates = events.filter(inside)
+    hits = [candidates.filter(_pattern_mask(p, bindings, candidates)) for p in step.patterns]
+    seq_sets = [set(hit["seq"].to_pylist()) for hit in hits]
+    if step.whole:
+        seqs = set.intersection(*seq_sets) if seq_sets else set()
+    else:
+        seqs = set().union(*seq_sets)
+    for hit in hits:
+        columns = [hit[name].to_pylist() for name in EVENT_COLUMNS]
+        for seq, stream, t_start, t_end, s, p, o in zip(*columns, strict=True):
+            if seq not in seqs:
+                continue
+            labels, triples = matched.setdefault(seq, (set(), set()))
+            labels.add(step.label)
+            triples.add((s, p, o))
+            rows[seq] = (stream, t_start, t_end)
+    return seqs
+
+
+def _pattern_mask(pattern: TriplePattern, bindings: Mapping[str, str], table: pa.Table) -> pa.Array:
+    """Which rows hold a triple that matches ``pattern`` with ``bindings`` put in: a bound
+    position equals its term, a variable met twice equals itself, an unbound one is free."""
+    mask = pa.array([True] * table.num_rows, pa.bool_())
+    first: dict[str, str] = {}
+    for column, position in zip(("s", "p", "o"), pattern, strict=True):
+        if position.startswith("?"):
+            name = position[1:]
+            if name in bindings:
+                mask = pc.and_(mask, pc.equal(table[column], bindings[name]))
+            elif name in first:
+                mask = pc.and_(mask, pc.equal(table[column], table[first[name]]))
+            else:
+                first[name] = column
+        else:
+            mask = pc.and_(mask, pc.equal(table[column], position))
+    return mask
+
+
+def _intervals(
+    node: Node, per_step: Mapping[str, set[int]], times: Mapping[int, int]
+) -> list[tuple[int, int]]:
+    """The intervals of RSEP-QL event mappings the justifying items give (module
+    docstring); nothing for patterns of other papers, whose answers carry theirs."""
+    if isinstance(node, Match):
+        return _intervals(node.pattern, per_step, times)
+    if isinstance(node, EventJoin):
+        return _intervals(node.event, per_step, times)
+    if isinstance(node, Event):
+        label = f"EVENT <{node.window}>"
+        return sorted({(times[seq], times[seq]) for seq in per_step.get(label, ())})
+    if isinstance(node, Seq):
+        left = _intervals(node.left, per_step, times)
+        right = _intervals(node.right, per_step, times)
+        return [(t1, t4) for t1, t2 in left for t3, t4 in right if t2 < t3]
+    if isinstance(node, First | Last):
+        inner = _intervals(node.pattern, per_step, times)
+        if not inner:
+            return []
+        return [min(inner) if isinstance(node, First) else max(inner)]
+    return []
+
+
+def timeline(
+    plan_or_query: Plan | Query,
+    answers: Iterable[tuple[int, SelectResult | Mapping[str, Any]]],
+    events: pa.Table,
+) -> dict[str, Any]:
+    """The body of ``GET /api/queries/{name}/timeline``: ``events``, each event of the table
+    once (``seq``, ``stream``, ``time``, ``end``, ``triples``), and ``answers``, each
+    numbered answer with its justification (:func:`justify`); an answer that is not a
+    SELECT result (CONSTRUCT, ASK) is listed with its time alone."""
+    listed = []
+    for number, answer in answers:
+        data = answer.to_json() if isinstance(answer, SelectResult) else dict(answer)
+        entry: dict[str, Any] = {"number": number, "answer": data}
+        if "bindings" in data:
+            entry["justification"] = justify(plan_or_query, data, events).to_json()
+        listed.append(entry)
+    return {"events": _event_list(events), "answers": listed}
+
+
+def _event_list(events: pa.Table) -> list[dict[str, Any]]:
+    """Each event of the table once, in ``seq`` order, with its triples."""
+    by_seq: dict[int, dict[str, Any]] = {}
+    columns = [events[name].to_pylist() for name in EVENT_COLUMNS]
+    for seq, stream, t_start, t_end, s, p, o in zip(*columns, strict=True):
+        entry = by_seq.setdefault(
+            seq, {"seq": seq, "stream": stream, "time": t_start, "end": t_end, "triples": []}
+        )
+        entry["triples"].append(f"{s} {p} {o} .")
+    return [by_seq[seq] for seq in sorted(by_seq)]

@@ -1,0 +1,246 @@
+"""The justification of an answer (:mod:`rsep.serve.timeline`) on the papers' examples: the
+events and intervals equal what the figures and definitions give.
+
+- RSEP-QL Fig. 1 (Example 4 over Example 1's stream, ``tests/semantics/data/rsepql_s.trig``):
+  at 8 the answers' event mappings are e1 = (a1 b1 c1, 2, 6), e2 = (a2 b2 c2, 4, 6) and
+  e3 = (a2 b2 c2, 4, 8) (Examples 8-9), at 10 also e4 = (a1 b1 c1, 2, 10) (Sect. 2's table);
+  each justified by the items of W^λ_1 and W^τ_2 that match its BEPs.
+- SPAseq Fig. 1: SEQ(A; B; C) over a1 b1 c1 a2 a3 b2 c2 at 1…7 (skip-till-next): each match's
+  interval and its three events, a3 inside [4, 7] but not matching A under ?a = a2.
+- RSP-QL Example 3's window (RANGE 5 STEP 2, closing present window, (o, c]) over the stream
+  ``s_nearby.tnt``: the window's extent at the answer's time and the items in it that match.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pyoxigraph import NamedNode, Triple
+
+from rsep import Event, Query, SelectResult
+from rsep.rdf.event import StreamSet
+from rsep.rdf.formats import read_events
+from rsep.serve.timeline import (
+    EVENT_COLUMNS,
+    Justification,
+    Scope,
+    event_table,
+    justify,
+    steps,
+    timeline,
+)
+
+EX = "http://example.org/"
+DATA = Path(__file__).resolve().parents[1] / "semantics" / "data"
+
+EXAMPLE_4 = f"""
+PREFIX : <{EX}>
+PRAGMA window.present = last_ended
+PRAGMA window.t0 = "-5"
+SELECT ?x ?y ?z
+FROM NAMED WINDOW :w1 ON :S [LANDMARK T0 1]
+FROM NAMED WINDOW :w2 ON :S [RANGE 5 STEP 1]
+WHERE {{
+  MATCH ( EVENT :w1 {{ ?x :p ?y }} SEQ EVENT :w2 {{ ?y :q ?z }} )
+}}
+"""
+
+
+def short(term: str) -> str:
+    """``<http://example.org/a1>`` as ``a1``."""
+    return term.removeprefix(f"<{EX}").removesuffix(">")
+
+
+def answers_at(query: Query, data: object, t: int) -> list[SelectResult]:
+    """The oracle's SELECT answers of ``query`` over ``data`` at ``t``."""
+    found = [r for r in query.run(data, engine="reference", until=t) if r.time == t]
+    assert all(isinstance(r, SelectResult) for r in found)
+    return found  # type: ignore[return-value]
+
+
+def event_times(justification: Justification) -> list[tuple[int, tuple[str, ...]]]:
+    """The justifying events as (time, steps)."""
+    return [(e.t_start, e.steps) for e in justification.events]
+
+
+@pytest.fixture(scope="module")
+def figure_1() -> tuple[Query, list[Event], pa.Table]:
+    """Example 4 (RSP-QL's (o, c] bounds, as the oracle's tests read it) and Fig. 1's stream."""
+    query = Query(EXAMPLE_4, window_bounds="open_closed")
+    events = list(read_events(DATA / "rsepql_s.trig", stream=EX + "S"))
+    return query, events, event_table(enumerate(events))
+
+
+def test_event_table_columns(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """One row per triple of Fig. 1's five items (G3 and G5 hold two), terms as N-Triples."""
+    _, _, table = figure_1
+    assert tuple(table.column_names) == EVENT_COLUMNS
+    assert table.num_rows == 7
+    assert Counter(table["seq"].to_pylist()) == {0: 1, 1: 1, 2: 2, 3: 1, 4: 2}
+    assert table["t_start"].to_pylist()[:2] == [2, 4]
+    assert f"<{EX}a1>" in table["s"].to_pylist()
+
+
+def test_rsepql_steps_are_the_basic_event_patterns(
+    figure_1: tuple[Query, list[Event], pa.Table],
+) -> None:
+    """E1 = EVENT w1 (?x :p ?y) and E2 = EVENT w2 (?y :q ?z), each on one item."""
+    query, _, _ = figure_1
+    found = steps(query.plan)
+    assert [(s.window, s.patterns, s.whole) for s in found] == [
+        (EX + "w1", (("?x", f"<{EX}p>", "?y"),), True),
+        (EX + "w2", (("?y", f"<{EX}q>", "?z"),), True),
+    ]
+
+
+def test_rsepql_figure_1_at_8(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """At 8: a1 b1 c1 by G1 (2, via E1) and G3 (6, via E2), interval (2, 6) = e1; a2 b2 c2
+    (twice, a bag) by G2 (4) and G3, G4 (6, 8), intervals (4, 6) = e2 and (4, 8) = e3. The
+    scopes are W^λ_1(S, 8) = [1, 8] = (0, 8] and W^τ_2(S, 8) = (3, 8] (Example 7)."""
+    query, events, table = figure_1
+    answers = answers_at(query, events, 8)
+    by_x: dict[str, list[Justification]] = {}
+    for answer in answers:
+        by_x.setdefault(short(str(answer.bindings["x"])), []).append(justify(query, answer, table))
+    assert sorted((x, len(j)) for x, j in by_x.items()) == [("a1", 1), ("a2", 2)]
+    [a1] = by_x["a1"]
+    assert a1.intervals == ((2, 6),)
+    w1, w2 = f"EVENT <{EX}w1>", f"EVENT <{EX}w2>"
+    assert event_times(a1) == [(2, (w1,)), (6, (w2,))]
+    assert a1.events[1].triples == (f"<{EX}b1> <{EX}q> <{EX}c1> .",)
+    assert a1.scopes == (Scope(w1, EX + "S", 0, 8, "(]"), Scope(w2, EX + "S", 3, 8, "(]"))
+    for a2 in by_x["a2"]:
+        assert a2.intervals == ((4, 6), (4, 8))
+        assert event_times(a2) == [(4, (w1,)), (6, (w2,)), (8, (w2,))]
+
+
+def test_rsepql_figure_1_at_10(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """At 10 (unrestricted, Sect. 2's table): a1 b1 c1 is justified by e1 = (2, 6) and
+    e4 = (2, 10), (:b1 :q :c1) arriving again in G5; W^τ_2(S, 10) = (5, 10]."""
+    query, events, table = figure_1
+    a1 = [a for a in answers_at(query, events, 10) if short(str(a.bindings["x"])) == "a1"]
+    assert len(a1) == 2
+    justification = justify(query, a1[0], table)
+    assert justification.intervals == ((2, 6), (2, 10))
+    assert [e.t_start for e in justification.events] == [2, 6, 10]
+    assert justification.scopes[1].start == 5
+
+
+def test_justification_of_a_json_answer(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """The answer's JSON object (what the service stores) justifies as the result does."""
+    query, events, table = figure_1
+    [answer] = [a for a in answers_at(query, events, 8) if short(str(a.bindings["x"])) == "a1"]
+    assert justify(query, answer.to_json(), table) == justify(query, answer, table)
+
+
+def spaseq_figure_1() -> tuple[Query, list[Event]]:
+    """SPAseq Fig. 1's query (skip-till-next) and stream a1 b1 c1 a2 a3 b2 c2 at 1…7."""
+    stream = EX + "u1"
+    names = ["a1", "b1", "c1", "a2", "a3", "b2", "c2"]
+    events = [
+        Event.point(
+            stream, t, [Triple(NamedNode(EX + n), NamedNode(EX + "type"), NamedNode(EX + n[0]))]
+        )
+        for t, n in enumerate(names, 1)
+    ]
+    text = f"""PREFIX : <{EX}>
+SELECT ?a ?b ?c
+WITHIN 1 MINUTES
+FROM STREAM S1 <{stream}>
+WHERE {{
+  SEQ (A; B; C)
+  DEFINE GPM A ON S1 {{ ?a :type :a }}
+  DEFINE GPM B ON S1 {{ ?b :type :b }}
+  DEFINE GPM C ON S1 {{ ?c :type :c }}
+}}"""
+    return Query(text, "spaseq"), events
+
+
+def test_spaseq_figure_1() -> None:
+    """Skip-till-next's three matches (the figure's table): each justified by its interval
+    and the events of A, B and C under its bindings; a3 at 5 lies in [4, 7] but is not A's
+    event for ?a = a2."""
+    query, events = spaseq_figure_1()
+    table = event_table(enumerate(events))
+    found = {}
+    for answer in query.run(events, engine="reference"):
+        assert isinstance(answer, SelectResult)
+        j = justify(query, answer, table)
+        found[short(str(answer.bindings["a"]))] = j
+    assert sorted(found) == ["a1", "a2", "a3"]
+    assert found["a1"].intervals == ((1, 3),)
+    assert event_times(found["a1"]) == [(1, ("A",)), (2, ("B",)), (3, ("C",))]
+    assert found["a2"].scopes == (Scope("match", None, 4, 7, "[]"),)
+    assert event_times(found["a2"]) == [(4, ("A",)), (6, ("B",)), (7, ("C",))]
+    assert [e.seq for e in found["a3"].events] == [4, 5, 6]
+
+
+def test_rspql_window() -> None:
+    """RSP-QL Example 3's window ``[RANGE 5 STEP 2]`` read at the closing present window
+    under (o, c] (the dialect's defaults): at 7 the window is W_2 = (2, 7]; (eve, alice) is
+    justified by (:eve :isNearby :a) at 7, not by (:eve :isNearby :b) at 2, which the
+    window's open start leaves out; at 5, W_1 = (0, 5] holds (:diana :isNearby :a) at 2."""
+    query = Query(
+        f"""PREFIX : <{EX}>
+SELECT ?who ?owner
+FROM <{EX}shops>
+FROM NAMED WINDOW :w ON :S_nearby [RANGE PT0.005S STEP PT0.002S]
+WHERE {{ WINDOW :w {{ ?who :isNearby ?shop }} ?owner :owns ?shop }}
+"""
+    )
+    streams = {EX + "S_nearby": DATA / "s_nearby.tnt"}
+    graphs = {EX + "shops": DATA / "g_shops.ttl"}
+    events = StreamSet.from_events(read_events(DATA / "s_nearby.tnt", stream=EX + "S_nearby"))
+    table = event_table(enumerate(events.events()))
+    [window_step] = steps(query.plan)
+    assert window_step.window == EX + "w" and not window_step.whole
+    answers = [r for r in query.run(streams, graphs, engine="reference")]
+    selects = [r for r in answers if isinstance(r, SelectResult)]
+    assert len(selects) == len(answers) == 10
+
+    def justification(t: int, who: str) -> Justification:
+        [answer] = [r for r in selects if r.time == t and short(str(r.bindings["who"])) == who]
+        return justify(query, answer, table)
+
+    eve = justification(7, "eve")
+    assert eve.scopes == (Scope(f"<{EX}w>", EX + "S_nearby", 2, 7, "(]"),)
+    assert [(e.t_start, e.triples) for e in eve.events] == [
+        (7, (f"<{EX}eve> <{EX}isNearby> <{EX}a> .",))
+    ]
+    assert eve.intervals == ()
+    diana = justification(5, "diana")
+    assert diana.scopes[0].start == 0 and diana.scopes[0].end == 5
+    assert [e.t_start for e in diana.events] == [2]
+
+
+def test_window_bounds_closed_open() -> None:
+    """With ``window.bounds = closed_open`` the extent is drawn [o, c) and an item at c is
+    left out: W_2 at 7 read as [2, 7) holds (:eve :isNearby :b) at 2, not the one at 7."""
+    text = f"""PREFIX : <{EX}>
+SELECT ?who
+FROM NAMED WINDOW :w ON :S_nearby [RANGE PT0.005S STEP PT0.002S]
+WHERE {{ WINDOW :w {{ ?who :isNearby ?shop }} }}
+"""
+    query = Query(text, window_bounds="closed_open")
+    events = list(read_events(DATA / "s_nearby.tnt", stream=EX + "S_nearby"))
+    table = event_table(enumerate(events))
+    answer = {"time": 7, "bindings": {"who": f"<{EX}eve>"}}
+    j = justify(query, answer, table)
+    assert j.scopes == (Scope(f"<{EX}w>", EX + "S_nearby", 2, 7, "[)"),)
+    assert [e.t_start for e in j.events] == [2]
+
+
+def test_timeline_body(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """The timeline route's body: every event once with its triples, every answer with its
+    justification, numbered as given."""
+    query, events, table = figure_1
+    answers = answers_at(query, events, 8)
+    body = timeline(query, list(enumerate(answers, start=10)), table)
+    assert [e["time"] for e in body["events"]] == [2, 4, 6, 8, 10]
+    assert len(body["events"][2]["triples"]) == 2
+    assert [a["number"] for a in body["answers"]] == [10, 11, 12]
+    intervals = sorted(tuple(map(tuple, a["justification"]["intervals"])) for a in body["answers"])
+    assert intervals == [((2, 6),), ((4, 6), (4, 8)), ((4, 6), (4, 8))]
