@@ -14,11 +14,13 @@ events and intervals equal what the figures and definitions give.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from rsep import Event, Query, SelectResult
 from rsep.rdf.event import StreamSet
@@ -29,6 +31,8 @@ from rsep.serve.timeline import (
     Scope,
     event_table,
     justify,
+    query_timeline,
+    records_table,
     steps,
     timeline,
 )
@@ -244,3 +248,85 @@ def test_timeline_body(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
     assert [a["number"] for a in body["answers"]] == [10, 11, 12]
     intervals = sorted(tuple(map(tuple, a["justification"]["intervals"])) for a in body["answers"])
     assert intervals == [((2, 6),), ((4, 6), (4, 8)), ((4, 6), (4, 8))]
+
+
+@dataclass
+class FakeStream:
+    """A registered stream as the service keeps it: its name, IRI and recent events."""
+
+    name: str
+    iri: str
+    recent: list[dict[str, Any]]
+
+
+@dataclass
+class FakeQuery:
+    """A registered query: the query and the stream IRIs it reads."""
+
+    query: Query
+    streams: tuple[str, ...]
+    answers: list[dict[str, Any]]
+
+
+@dataclass
+class FakeService:
+    """The part of the service the timeline reads (:class:`rsep.serve.timeline.TimelineSource`)."""
+
+    streams: dict[str, FakeStream]
+    queries: dict[str, FakeQuery]
+
+    def query(self, name: str) -> FakeQuery:
+        return self.queries[name]
+
+    def events_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:
+        return [e for e in self.streams[name].recent if e["seq"] > since][:limit]
+
+    def answers_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:
+        return [a for a in self.queries[name].answers if a["seq"] > since][:limit]
+
+
+def records(events: list[Event]) -> list[dict[str, Any]]:
+    """Events as the service keeps them (seq from 1, times, triples as N-Triples lines)."""
+    return [
+        {
+            "seq": seq,
+            "t_start": e.t_start,
+            "t_end": e.t_end,
+            "graph": None,
+            "triples": sorted(f"{t} ." for t in e.graph),
+        }
+        for seq, e in enumerate(events, start=1)
+    ]
+
+
+def test_records_table(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """The service's records read back into the events table :func:`event_table` gives (a
+    literal with spaces and a final dot survives)."""
+    _, events, _ = figure_1
+    odd = Event.point(
+        EX + "S", 12, [Triple(NamedNode(EX + "a"), NamedNode(EX + "l"), Literal("x ."))]
+    )
+    every = [*events, odd]
+    key = [("seq", "ascending"), ("s", "ascending"), ("p", "ascending"), ("o", "ascending")]
+    expected = event_table(enumerate(every, start=1)).sort_by(key)
+    assert records_table(EX + "S", records(every)).sort_by(key).equals(expected)
+
+
+def test_query_timeline(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """The route's body over the service: the answers after ``since`` with their
+    justifications over the recent events of the streams the query reads, and the streams."""
+    query, events, _ = figure_1
+    answers = [{"seq": n, **a.to_json()} for n, a in enumerate(answers_at(query, events, 8), 1)]
+    other = FakeStream("other", EX + "other", [])
+    stream = FakeStream("s", EX + "S", records(events))
+    service = FakeService(
+        {"s": stream, "other": other}, {"q": FakeQuery(query, (EX + "S",), answers)}
+    )
+    body = query_timeline(service, "q", since=1)
+    assert body["streams"] == [{"name": "s", "iri": EX + "S"}]
+    assert [e["seq"] for e in body["events"]] == [1, 2, 3, 4, 5]
+    assert [a["number"] for a in body["answers"]] == [2, 3]
+    for entry in body["answers"]:
+        justification = entry["justification"]
+        assert justification["intervals"] == [[4, 6], [4, 8]]
+        assert [e["seq"] for e in justification["events"]] == [2, 3, 4]

@@ -27,9 +27,9 @@ comparisons per triple pattern (:func:`event_table` builds one from events).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,23 +53,33 @@ from rsep.algebra.events import CepWindow as CepWindowPattern
 from rsep.algebra.gpm import TriplePattern, group_of
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.window import CountWindow, Extent, WindowBounds
+from rsep.errors import UserError
 from rsep.rdf.results import SelectResult
 
 if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
     from rsep.api.query import Query
     from rsep.lang import ast
     from rsep.rdf.event import Event as StreamEvent
 
 __all__ = [
     "EVENT_COLUMNS",
+    "MATCH",
     "Justification",
+    "QueryEntry",
     "Scope",
     "Step",
+    "StreamEntry",
     "Support",
+    "TimelineSource",
     "event_table",
     "justify",
+    "query_timeline",
+    "records_table",
     "steps",
     "timeline",
+    "timeline_routes",
 ]
 
 EVENT_COLUMNS = ("seq", "stream", "t_start", "t_end", "s", "p", "o")
@@ -192,6 +202,12 @@ def event_table(events: Iterable[tuple[int, StreamEvent]]) -> pa.Table:
             columns["o"].append(str(triple.object))
     return pa.table(columns, schema=_SCHEMA)
 
+
+Key = tuple[str, int]
+"""An event's key: its stream and its ``seq`` on that stream."""
+
+MATCH = "match"
+"""The label of a match's interval among an answer's scopes."""
 
 _SCHEMA = pa.schema(
     [
@@ -341,36 +357,43 @@ def justify(
     notes: list[str] = []
     found = steps(plan)
     scopes: list[Scope] = []
-    matched: dict[int, tuple[set[str], set[tuple[str, str, str]]]] = {}
-    rows: dict[int, tuple[str, int, int]] = {}
-    per_step: dict[str, set[int]] = {}
+    matched: dict[Key, tuple[set[str], set[tuple[str, str, str]]]] = {}
+    rows: dict[Key, tuple[int, int]] = {}
+    per_step: dict[str, set[Key]] = {}
     for step in found:
         if not step.patterns:
             notes.append(f"{step.label}: no triple pattern to match (a path or nested node)")
             continue
         if span is not None:
-            step_scopes = [Scope("match", None, int(span[0]), int(span[1]), "[]")]
+            step_scopes = [Scope(MATCH, None, int(span[0]), int(span[1]), "[]")]
         else:
             step_scopes = _window_scopes(plan, step, time, previous, notes)
         for scope in step_scopes:
             if scope not in scopes:
                 scopes.append(scope)
-        seqs = _match(step, step_scopes, bindings, events, matched, rows)
-        per_step.setdefault(step.label, set()).update(seqs)
+        keys = _match(step, step_scopes, bindings, events, matched, rows)
+        per_step.setdefault(step.label, set()).update(keys)
     supports = tuple(
-        Support(seq, *rows[seq], tuple(sorted(matched[seq][0])), _texts(matched[seq][1]))
-        for seq in sorted(matched)
+        Support(seq, stream, *rows[stream, seq], tuple(sorted(labels)), _texts(triples))
+        for (stream, seq), (labels, triples) in sorted(matched.items(), key=_by_time(rows))
     )
     if span is not None:
         intervals: tuple[tuple[int, int], ...] = ((int(span[0]), int(span[1])),)
     else:
-        times = {seq: rows[seq][1] for seq in rows}
+        times = {key: start for key, (start, _) in rows.items()}
         intervals = tuple(sorted(set(_intervals(plan.r2r, per_step, times))))
     return Justification(time, bindings, tuple(scopes), supports, intervals, tuple(notes))
 
 
 def _texts(triples: set[tuple[str, str, str]]) -> tuple[str, ...]:
     return tuple(f"{s} {p} {o} ." for s, p, o in sorted(triples))
+
+
+def _by_time(
+    rows: Mapping[Key, tuple[int, int]],
+) -> Callable[[tuple[Key, object]], tuple[int, str, int]]:
+    """The order of justifying events: time, stream, seq."""
+    return lambda item: (rows[item[0]][0], *item[0])
 
 
 def _window_scopes(
@@ -403,36 +426,42 @@ def _match(
     scopes: Sequence[Scope],
     bindings: Mapping[str, str],
     events: pa.Table,
-    matched: dict[int, tuple[set[str], set[tuple[str, str, str]]]],
-    rows: dict[int, tuple[str, int, int]],
-) -> set[int]:
+    matched: dict[Key, tuple[set[str], set[tuple[str, str, str]]]],
+    rows: dict[Key, tuple[int, int]],
+) -> set[Key]:
     """The events of ``events`` in ``scopes`` on the step's stream that match it under
     ``bindings`` (all its patterns in one event when ``whole``, else any); records their
-    matching triples in ``matched`` and their stream and times in ``rows``."""
+    matching triples in ``matched`` and their times in ``rows``. An event lies in a scope
+    when its start does, and for a match's interval its end too."""
     if events.num_rows == 0 or not scopes:
         return set()
-    inside = scopes[0].contains(events["t_start"])
-    for scope in scopes[1:]:
-        inside = pc.or_(inside, scope.contains(events["t_start"]))
+    inside = pa.array([False] * events.num_rows, pa.bool_())
+    for scope in scopes:
+        within = scope.contains(events["t_start"])
+        if scope.label == MATCH:
+            within = pc.and_(within, scope.contains(events["t_end"]))
+        inside = pc.or_(inside, within)
     if step.stream is not None:
         inside = pc.and_(inside, pc.equal(events["stream"], step.stream))
     candidates = events.filter(inside)
     hits = [candidates.filter(_pattern_mask(p, bindings, candidates)) for p in step.patterns]
-    seq_sets = [set(hit["seq"].to_pylist()) for hit in hits]
-    if step.whole:
-        seqs = set.intersection(*seq_sets) if seq_sets else set()
-    else:
-        seqs = set().union(*seq_sets)
+    key_sets = [_keys(hit) for hit in hits]
+    keys: set[Key] = set.intersection(*key_sets) if step.whole else set().union(*key_sets)
     for hit in hits:
         columns = [hit[name].to_pylist() for name in EVENT_COLUMNS]
         for seq, stream, t_start, t_end, s, p, o in zip(*columns, strict=True):
-            if seq not in seqs:
+            if (stream, seq) not in keys:
                 continue
-            labels, triples = matched.setdefault(seq, (set(), set()))
+            labels, triples = matched.setdefault((stream, seq), (set(), set()))
             labels.add(step.label)
             triples.add((s, p, o))
-            rows[seq] = (stream, t_start, t_end)
-    return seqs
+            rows[stream, seq] = (t_start, t_end)
+    return keys
+
+
+def _keys(table: pa.Table) -> set[Key]:
+    """The events that rows of the events table belong to."""
+    return set(zip(table["stream"].to_pylist(), table["seq"].to_pylist(), strict=True))
 
 
 def _pattern_mask(pattern: TriplePattern, bindings: Mapping[str, str], table: pa.Table) -> pa.Array:
@@ -455,7 +484,7 @@ def _pattern_mask(pattern: TriplePattern, bindings: Mapping[str, str], table: pa
 
 
 def _intervals(
-    node: Node, per_step: Mapping[str, set[int]], times: Mapping[int, int]
+    node: Node, per_step: Mapping[str, set[Key]], times: Mapping[Key, int]
 ) -> list[tuple[int, int]]:
     """The intervals of RSEP-QL event mappings the justifying items give (module
     docstring); nothing for patterns of other papers, whose answers carry theirs."""
@@ -465,7 +494,7 @@ def _intervals(
         return _intervals(node.event, per_step, times)
     if isinstance(node, Event):
         label = f"EVENT <{node.window}>"
-        return sorted({(times[seq], times[seq]) for seq in per_step.get(label, ())})
+        return sorted({(times[key], times[key]) for key in per_step.get(label, ())})
     if isinstance(node, Seq):
         left = _intervals(node.left, per_step, times)
         right = _intervals(node.right, per_step, times)
@@ -498,12 +527,118 @@ def timeline(
 
 
 def _event_list(events: pa.Table) -> list[dict[str, Any]]:
-    """Each event of the table once, in ``seq`` order, with its triples."""
-    by_seq: dict[int, dict[str, Any]] = {}
+    """Each event of the table once, in time order, with its triples."""
+    by_key: dict[Key, dict[str, Any]] = {}
     columns = [events[name].to_pylist() for name in EVENT_COLUMNS]
     for seq, stream, t_start, t_end, s, p, o in zip(*columns, strict=True):
-        entry = by_seq.setdefault(
-            seq, {"seq": seq, "stream": stream, "time": t_start, "end": t_end, "triples": []}
+        entry = by_key.setdefault(
+            (stream, seq),
+            {"seq": seq, "stream": stream, "time": t_start, "end": t_end, "triples": []},
         )
         entry["triples"].append(f"{s} {p} {o} .")
-    return [by_seq[seq] for seq in sorted(by_seq)]
+    return sorted(by_key.values(), key=lambda e: (e["time"], e["stream"], e["seq"]))
+
+
+def records_table(stream: str, records: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """The events table of events of ``stream`` as the service keeps them and ``GET
+    /api/streams/{name}/events`` serves them (``seq``, ``t_start`` and ``t_end`` or
+    ``time``, ``triples`` as N-Triples lines): the lines are read in one N-Quads parse, each
+    event's seq as its triples' graph name."""
+    from pyoxigraph import RdfFormat, parse
+
+    times: dict[int, tuple[int, int]] = {}
+    lines: list[str] = []
+    for record in records:
+        seq = int(record["seq"])
+        start = int(record.get("t_start", record.get("time", 0)))
+        times[seq] = (start, int(record.get("t_end", start)))
+        graph = f" <{_SEQ}{seq}> .\n"
+        lines += [line.rstrip().removesuffix(".").rstrip() + graph for line in record["triples"]]
+    columns: dict[str, list[Any]] = {name: [] for name in EVENT_COLUMNS}
+    for quad in parse(input="".join(lines).encode(), format=RdfFormat.N_QUADS):
+        seq = int(str(quad.graph_name)[len(_SEQ) + 1 : -1])
+        columns["seq"].append(seq)
+        columns["stream"].append(stream)
+        columns["t_start"].append(times[seq][0])
+        columns["t_end"].append(times[seq][1])
+        columns["s"].append(str(quad.subject))
+        columns["p"].append(str(quad.predicate))
+        columns["o"].append(str(quad.object))
+    return pa.table(columns, schema=_SCHEMA)
+
+
+_SEQ = "urn:rsep:seq:"
+
+
+class StreamEntry(Protocol):
+    """What the timeline reads of a registered stream: its name in URLs and its IRI."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def iri(self) -> str: ...
+
+
+class QueryEntry(Protocol):
+    """What the timeline reads of a registered query: the query and the stream IRIs."""
+
+    @property
+    def query(self) -> Query: ...
+
+    @property
+    def streams(self) -> tuple[str, ...]: ...
+
+
+class TimelineSource(Protocol):
+    """What the timeline reads of the service (:class:`rsep.serve.service.Service`)."""
+
+    @property
+    def streams(self) -> Mapping[str, StreamEntry]: ...
+
+    def query(self, name: str) -> QueryEntry: ...
+
+    def events_since(self, name: str, since: int, limit: int = ...) -> list[dict[str, Any]]: ...
+
+    def answers_since(self, name: str, since: int, limit: int = ...) -> list[dict[str, Any]]: ...
+
+
+def query_timeline(service: TimelineSource, name: str, since: int = 0) -> dict[str, Any]:
+    """The body of ``GET /api/queries/{name}/timeline?since=N``: :func:`timeline` over the
+    query's answers with ``seq`` above ``since`` and the recent events of the streams it
+    reads, plus ``streams`` (each ``name`` and ``iri``)."""
+    registered = service.query(name)
+    read = [s for s in service.streams.values() if s.iri in registered.streams]
+    tables = [records_table(s.iri, service.events_since(s.name, 0, _ALL)) for s in read]
+    events = pa.concat_tables(tables) if tables else _SCHEMA.empty_table()
+    answers = service.answers_since(name, since, _ALL)
+    numbered = [(int(a["seq"]), {k: v for k, v in a.items() if k != "seq"}) for a in answers]
+    body = timeline(registered.query, numbered, events)
+    body["streams"] = [{"name": s.name, "iri": s.iri} for s in read]
+    return body
+
+
+_ALL = 1 << 62  # no limit: the service keeps a bounded number of recent events and answers
+
+
+def timeline_routes(service: TimelineSource) -> list[BaseRoute]:
+    """The route ``GET /api/queries/{name}/timeline?since=N`` (:func:`query_timeline`); an
+    unknown query or a bad ``since`` is a 4xx with ``{"error": …}``."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def endpoint(request: Request) -> JSONResponse:
+        name = request.path_params["name"]
+        try:
+            since = int(request.query_params.get("since", "0"))
+        except ValueError:
+            return JSONResponse({"error": "since is an integer (an answer's seq)"}, 400)
+        try:
+            body = await run_in_threadpool(query_timeline, service, name, since)
+        except UserError as exc:
+            return JSONResponse({"error": str(exc)}, getattr(exc, "status", 400))
+        return JSONResponse(body)
+
+    return [Route("/api/queries/{name}/timeline", endpoint, methods=["GET"])]
