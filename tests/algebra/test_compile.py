@@ -158,22 +158,31 @@ def rspql(pragmas: str = "", own: str = "", **kw: Any) -> Plan:
 
 
 def test_each_source_wins_over_the_lower_ones() -> None:
-    base = rspql(profile="none").parameters
+    base = rspql().parameters  # RSP-QL's own definitions: no engine profile
+    assert (str(base.profile), base.source("profile")) == ("none", Source.DIALECT_DEFAULT)
     assert (str(base.bounds), base.source("window.bounds")) == ("open_closed", Source.BUILT_IN)
-    assert (str(base.present), base.source("window.present")) == ("latest", Source.DIALECT_DEFAULT)
+    assert (str(base.present), base.source("window.present")) == (
+        "closing",
+        Source.DIALECT_DEFAULT,
+    )
     assert base["window.present"].note.startswith("RSP-QL: ")
-    assert base.source("profile") is Source.COMMAND_LINE
+    assert (str(base.report), base.source("window.report")) == (
+        "window_close+non_empty",
+        Source.DIALECT_DEFAULT,
+    )
+    assert (str(base.r2s), base.output_empty) == ("rstream", False)
 
-    profiled = rspql().parameters  # RSP-QL's default profile is csparql
+    profiled = rspql(profile="csparql").parameters
     assert (str(profiled.profile), profiled.source("profile")) == (
         "csparql",
-        Source.DIALECT_DEFAULT,
+        Source.COMMAND_LINE,
     )
     assert (str(profiled.present), profiled.source("window.present")) == ("closing", Source.PROFILE)
     assert (str(profiled.bounds), profiled.source("window.bounds")) == (
         "closed_open",
         Source.PROFILE,
     )
+    assert profiled.output_empty is True
 
     pragma = rspql("PRAGMA window.present = all_ended\n").parameters
     assert (str(pragma.present), pragma.source("window.present")) == (
@@ -204,7 +213,12 @@ def test_the_profile_chosen_in_the_text_or_on_the_command_line() -> None:
     cli = rspql("PRAGMA profile = cqels\n", profile="sparqlstream").parameters
     assert (str(cli.profile), cli.source("profile")) == ("sparqlstream", Source.COMMAND_LINE)
     assert str(cli.report) == "window_close+non_empty" and cli.output_empty is False
-    assert rspql(overrides={"profile": "none"}).parameters.present.value == "latest"
+    text_csparql = rspql("PRAGMA profile = csparql\n").parameters
+    assert (str(text_csparql.bounds), text_csparql.source("window.bounds")) == (
+        "closed_open",
+        Source.PROFILE,
+    )
+    assert rspql(overrides={"window.present": "latest"}).parameters.present.value == "latest"
 
 
 def test_a_window_own_report_and_t0_beat_the_parameters() -> None:

@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 SCRIPTS = {
-    "rspql_background_graph.py": "11 answers",
+    "rspql_background_graph.py": "10 answers",
     "epsparql_rules.py": "0 agencies without the rule",
     "incremental_feed.py": "400 events pushed, 176 answers",
 }

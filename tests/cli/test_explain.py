@@ -67,7 +67,9 @@ def test_explain_prints_dialect_plan_and_every_parameter_with_its_source(
     )
     assert row(out, "r2s") == "istream query text line 3, column 1: ISTREAM"
     assert row(out, "window.t0") == "2000 command line --set window.t0=2s"
-    assert row(out, "window.present").startswith("closing profile profile csparql: ")
+    assert row(out, "window.present").startswith("closing dialect default RSP-QL: ")
+    assert row(out, "window.bounds").startswith("open_closed built-in RSP-QL Def. 12")
+    assert row(out, "profile").startswith("none dialect default RSP-QL: RSP-QL's own definitions")
     assert row(out, "selection").startswith("unrestricted dialect default RSP-QL: ")
     assert row(out, "max_runs").startswith("100000 built-in ")
 
@@ -78,6 +80,32 @@ def test_profile_and_dialect_options(capsys: pytest.CaptureFixture[str], tmp_pat
     assert out.splitlines()[0] == "dialect rsepql (RSEP-QL): given by --dialect"
     assert row(out, "profile") == "none command line --profile none"
     assert row(out, "window.present").startswith("last_ended dialect default RSEP-QL: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "pragma", "source"),
+    [
+        (("--profile", "csparql"), "", "command line --profile csparql"),
+        ((), "PRAGMA profile = csparql\n", "query text line 2, column 1: PRAGMA profile = csparql"),
+    ],
+)
+def test_an_engine_profile_is_explicit_and_shown(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: tuple[str, ...],
+    pragma: str,
+    source: str,
+) -> None:
+    """C-SPARQL's conventions apply to an RSP-QL query only when asked for, and explain
+    names the profile's source and the parameters it sets."""
+    text = RSPQL.replace(
+        "PREFIX : <http://example.org/>\n", "PREFIX : <http://example.org/>\n" + pragma
+    )
+    code, out, _ = explain(capsys, tmp_path, text, *args)
+    assert code == 0
+    assert row(out, "profile") == "csparql " + source
+    assert row(out, "window.bounds").startswith("closed_open profile profile csparql: ")
+    assert row(out, "output.empty").startswith("true profile profile csparql: ")
 
 
 def test_spaseq_explain_shows_the_automaton(

@@ -136,3 +136,20 @@ def graphs_by_time(results: Iterable[Result]) -> dict[int, set[str]]:
             for t in result.triples
         )
     return out
+
+
+Q_EX_RSPQL = """PREFIX : <http://example.org/>
+{pragma}REGISTER RSTREAM :out AS
+SELECT ?shopper ?shop ?shop_owner ?coupon
+FROM :G_shops
+FROM NAMED WINDOW :w_1 ON :S_nearby [RANGE 5 STEP 2 T0 1]
+FROM NAMED WINDOW :w_2 ON :S_coupon [RANGE 2 STEP 2 T0 0 REPORT WINDOW_CLOSE NON_EMPTY]
+WHERE {{
+  WINDOW :w_1 {{ ?shopper :isNearby ?shop }}
+  WINDOW :w_2 {{ ?shop_owner :offers ?coupon }}
+  ?shop_owner :owns ?shop
+}}
+"""
+"""RSP-QL's query Q^ex (Example 10) in the RSP-QL dialect, nothing but the paper's
+parameters stated: the dataset of Example 8 over the time-varying G_shops (Example 4), the
+policy P = WC[𝕎2] ∧ NC[𝕎2], Rstream; ``{pragma}`` takes PRAGMA lines."""

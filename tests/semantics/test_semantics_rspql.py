@@ -14,6 +14,7 @@ import pytest
 from semantics_data import (
     DATA,
     EX,
+    Q_EX_RSPQL,
     S_COUPON,
     S_NEARBY,
     graphs_by_time,
@@ -24,10 +25,12 @@ from semantics_data import (
     triples_stream,
 )
 
+from rsep.algebra.compile import compile_query
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Construct, Plan, Select
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import IntervalWindow, NamedWindow, TimeWindow
+from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import StreamSet
 from rsep.semantics import (
     ContinuousQuery,
@@ -164,6 +167,30 @@ def test_rspql_example_10_answer_by_the_definition() -> None:
     """Under the definition's present window, 𝕎1 reads (7, 8] at 8 and (15, 16] at 16:
     nobody is nearby, so Q^ex has no answer (discrepancy 1 in docs/semantics.md)."""
     assert list(evaluate(q_ex("latest"), rspql_streams(), shops())) == []
+
+
+def q_ex_in_rspql(pragma: str) -> Plan:
+    """The plan of :data:`Q_EX_RSPQL` with ``pragma`` lines, compiled as RSP-QL."""
+    rspql = get_dialect("rspql")
+    return compile_query(parse_query(Q_EX_RSPQL.format(pragma=pragma), rspql), rspql)
+
+
+def test_rspql_example_10_written_in_rspql_gives_the_paper_answer_by_default() -> None:
+    """Q^ex written in the RSP-QL dialect with only the paper's parameters: RSP-QL's own
+    definitions apply (no engine profile, windows (o, c], the examples' present window), and
+    the answer is Example 10's table."""
+    plan = q_ex_in_rspql("")
+    assert str(plan.parameters.profile) == "none"
+    assert table(evaluate(plan, rspql_streams(), shops())) == EX_10_ANSWER
+
+
+def test_rspql_example_10_under_the_csparql_profile_gives_csparqls_answer() -> None:
+    """The same query with ``PRAGMA profile = csparql``: C-SPARQL's windows [o, c)
+    (docs/semantics.md, 22) put Alice's coupon at 8 into 𝕎2's window [8, 10), so Carl and
+    Eve get it at 10; Diana gets Bob's at 16 as in the paper."""
+    plan = q_ex_in_rspql("PRAGMA profile = csparql\n")
+    at_10 = [(10, *row[1:]) for row in EX_10_ANSWER[:2]]
+    assert table(evaluate(plan, rspql_streams(), shops())) == [*at_10, EX_10_ANSWER[2]]
 
 
 def test_rspql_example_10_istream_and_dstream() -> None:

@@ -424,7 +424,8 @@ _BUILT_IN_NOTES = {
     "window.bounds": "RSP-QL Def. 12: t ∈ (o, c]",
     "window.report": "the policy of RSP-QL's query Q^ex, P = WC ∧ NC (Example 10)",
     "r2s": "Q^ex streams its answers out with Rstream (RSP-QL Example 10)",
-    "output.empty": "CSR-Bench's CQELS and SPARQLstream profiles report no empty relation",
+    "output.empty": "RSP-QL Def. 20-22: an empty answer streams out no mapping (only the "
+    "csparql profile reports an empty relation)",
     "time_unit": "rsep's clock counts milliseconds (DESIGN.md, Data model)",
     "lateness": "an RDF stream is in non-decreasing time order (RSP-QL Def. 9)",
     "strategy": "SEQ as RSEP-QL Eq. (7), EP-SPARQL SeqJoin and CQELS-CEP SEQ define it: "

@@ -188,9 +188,10 @@ class RspQl(StreamingDialect):
             "window.firstt0 = 0 (csrbench/config/srbench-queries.properties)",
         ),
         "window.present": (
-            "latest",
-            "the present window is the one with the most recent opening time, read up to "
-            "now (section 'Time-based sliding window', after Def. 13)",
+            "closing",
+            "the present window as Examples 7 and 10 read it: the window that closes at or "
+            "next after now, read up to now (the formula after Def. 13 is garbled; its prose "
+            "reading, latest, gives Q^ex no answer: docs/semantics.md, items 1 and 18)",
         ),
         "window.report": (
             "window_close,non_empty",
@@ -222,9 +223,9 @@ class RspQl(StreamingDialect):
         ),
         "timestamps": ("point", "a timestamped RDF statement carries one time instant (Def. 9)"),
         "profile": (
-            "csparql",
-            "window close and non-empty content with Rstream is the C-SPARQL engine profile "
-            "(csrbench/config/csparql.properties)",
+            "none",
+            "RSP-QL's own definitions: windows (o, c] (Def. 12-13), no engine's conventions; "
+            "PRAGMA profile or --profile picks C-SPARQL's, CQELS's or SPARQLstream's",
         ),
     }
 
