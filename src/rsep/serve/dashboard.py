@@ -1,0 +1,47 @@
+"""The dashboard ``rsep serve`` serves at ``/``: one page of plain HTML, CSS and JavaScript
+(``static/``, no build step, nothing fetched from elsewhere) that reads the service's JSON
+API. It lists the queries with their explain and every parameter with where it came from,
+draws live throughput and latency from ``/metrics``, and per query an event timeline that
+draws the streams' events and, for each answer, the events and intervals that justify it
+(RSEP-QL Fig. 1; :mod:`rsep.serve.timeline`); clicking an answer shows its bindings and
+events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TypeGuard
+
+from starlette.requests import Request
+from starlette.responses import FileResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from rsep.serve.timeline import TimelineSource, timeline_routes
+
+__all__ = ["STATIC", "routes"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+"""The page's files: ``index.html``, ``app.js``, ``style.css``."""
+
+
+def routes(service: object) -> list[BaseRoute]:
+    """The dashboard's routes over ``service`` (:class:`rsep.serve.service.Service`): ``/``
+    (the page), ``/static/…`` (its files) and ``GET /api/queries/{name}/timeline``
+    (:func:`rsep.serve.timeline.timeline_routes`), which only the page reads."""
+
+    async def page(request: Request) -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    found: list[BaseRoute] = [
+        Route("/", page, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    if _reads_timeline(service):
+        found += timeline_routes(service)
+    return found
+
+
+def _reads_timeline(service: object) -> TypeGuard[TimelineSource]:
+    """Whether ``service`` offers what the timeline reads (:class:`TimelineSource`)."""
+    wanted = ("streams", "query", "events_since", "answers_since")
+    return all(hasattr(service, name) for name in wanted)
