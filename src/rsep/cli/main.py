@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Sequence
 
 import rsep
-from rsep.cli import bench, check, convert, explain, run
+from rsep.cli import bench, check, convert, explain, run, serve
 from rsep.errors import UserError
 
 EXIT_OK = 0
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_parser(commands)
     check.add_parser(commands)
     bench.add_parser(commands)
+    serve.add_parser(commands)
     return parser
 
 

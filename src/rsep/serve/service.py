@@ -1,0 +1,890 @@
+"""The registry behind ``rsep serve``: named streams, continuous queries of any dialect
+over them (each an :class:`rsep.Incremental`), their recent events and answers, counters,
+and the state kept under ``--state`` so that a restart continues.
+
+A body pushed to a stream is parsed once into a table of triples (:func:`rsep.read_table`,
+the columnar readers), late events are set aside, and every query is fed the same table:
+the columnar engine takes it as it is, the other evaluators take its events, made once per
+push. One clock holds for all streams, as the engine's time order does (RSP-QL Def. 24:
+the answers at ``t`` read every event up to ``t``): an event before the latest pushed one,
+or at or before the watermark, is late.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rsep.api import Incremental, Query, read_table
+from rsep.errors import InputError, UserError
+from rsep.rdf.results import Result
+from rsep.serve.settings import Settings
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from rsep.rdf.event import Event
+
+FORMATS = {"nquads": ".nq", "trig": ".trig", "jsonld": ".jsonld", "tnt": ".tnt"}
+"""The stream formats a body is pushed in, by name, with the suffix the readers know them
+by (:func:`rsep.rdf.formats.detect_format`)."""
+
+MEDIA_TYPES = {
+    "application/n-quads": "nquads",
+    "application/trig": "trig",
+    "application/ld+json": "jsonld",
+    "application/json": "jsonld",
+    "text/plain": "tnt",
+    "application/x-timestamped-n-triples": "tnt",
+}
+"""The format of a pushed body by its Content-Type (timestamped N-Triples as plain text)."""
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A stream's or a query's name: it appears in URLs and file names."""
+
+LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0)
+"""Upper bounds (seconds) of the per-query latency histogram in ``/metrics``."""
+
+
+class RequestError(UserError):
+    """A request the service refuses: an HTTP status (4xx) and a message saying why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def format_of(media_type: str | None) -> str:
+    """The stream format of a body of Content-Type ``media_type`` (parameters ignored)."""
+    kind = (media_type or "").split(";")[0].strip().lower()
+    found = MEDIA_TYPES.get(kind)
+    if found is None:
+        known = ", ".join(MEDIA_TYPES)
+        raise RequestError(415, f"cannot read a body of Content-Type {kind or 'none'}: {known}")
+    return found
+
+
+def parse_body(body: bytes, fmt: str, iri: str) -> pa.Table:
+    """The events of ``body`` (stream format ``fmt``) on stream ``iri``, as a table of
+    triples in time order (:func:`rsep.read_table`); a bad record is a 400 naming its line
+    and reason."""
+    from rsep.spark.job import StreamInput
+
+    if fmt not in FORMATS:
+        raise RequestError(400, f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+    with tempfile.TemporaryDirectory(prefix="rsep-push-") as folder:
+        path = Path(folder) / f"body{FORMATS[fmt]}"
+        path.write_bytes(body)
+        try:
+            return read_table(StreamInput(path, iri))
+        except InputError as exc:
+            where = f"line {exc.line}" if exc.line is not None else "the body"
+            raise RequestError(400, f"{where}: {exc.reason}") from None
+        except UserError as exc:
+            raise RequestError(400, str(exc).replace(str(path), "body")) from None
+
+
+@dataclass
+class Pushed:
+    """One push, parsed once and handed to every query: its table of triples, and its
+    events as objects, made the first time an evaluator that takes events asks."""
+
+    stream: str
+    table: pa.Table
+    first: int
+    _events: list[Event] | None = None
+
+    def events(self) -> list[Event]:
+        """The table's events (:meth:`rsep.engine.batch.TripleBatch.events`), once."""
+        if self._events is None:
+            from rsep.engine.batch import table_batches
+            from rsep.engine.terms import TermDictionary
+
+            terms = TermDictionary()
+            self._events = [e for b in table_batches(self.table, terms) for e in b.events(terms)]
+        return self._events
+
+    @property
+    def rows(self) -> int:
+        """Triples in the push."""
+        return int(self.table.num_rows)
+
+
+@dataclass
+class Stream:
+    """A registered stream: its name in URLs, its IRI in queries, an optional folder of
+    arriving files it reads, its recent events and counters."""
+
+    name: str
+    iri: str
+    source: str | None = None
+    format: str | None = None
+    seen: set[str] = field(default_factory=set)
+    seq: int = 0
+    triples: int = 0
+    late: int = 0
+    bad: int = 0
+    last_error: str | None = None
+    recent: deque[dict[str, Any]] = field(default_factory=deque)
+
+    def describe(self) -> dict[str, Any]:
+        """The stream as ``GET /api/streams`` lists it."""
+        return {
+            "name": self.name,
+            "iri": self.iri,
+            "source": self.source,
+            "format": self.format,
+            "events": self.seq,
+            "triples": self.triples,
+            "late": self.late,
+            "bad": self.bad,
+            "last_error": self.last_error,
+        }
+
+    def remember(self, table: pa.Table, keep: int) -> None:
+        """Keep the last ``keep`` events of ``table`` (for ``GET …/events``, the dashboard's
+        timeline): each with its sequence number, times, name and triples as N-Triples."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        codes = pc.dictionary_encode(table["event_id"]).combine_chunks().indices
+        ids = np.asarray(codes.to_numpy(zero_copy_only=False))
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(ids)) + 1))
+        total = len(starts)
+        tail = table.slice(int(starts[-keep:][0])) if total else table
+        rows = tail.to_pylist()
+        events: list[dict[str, Any]] = []
+        current: str | None = None
+        for row in rows:
+            if row["event_id"] != current:
+                current = row["event_id"]
+                events.append(
+                    {
+                        "t_start": row["t_start"],
+                        "t_end": row["t_end"],
+                        "graph": current,
+                        "triples": [],
+                    }
+                )
+            events[-1]["triples"].append(f"{row['s']} {row['p']} {row['o']} .")
+        first_seq = self.seq + total - len(events) + 1
+        for offset, event in enumerate(events):
+            self.recent.append({"seq": first_seq + offset, **event})
+        self.seq += total
+        self.triples += int(table.num_rows)
+        while len(self.recent) > keep:
+            self.recent.popleft()
+
+
+@dataclass
+class Counters:
+    """What ``/metrics`` tells of one query."""
+
+    events: int = 0
+    answers: int = 0
+    pushes: int = 0
+    latency_sum: float = 0.0
+    latency: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
+    state_bytes: int = 0
+
+    def timed(self, seconds: float) -> None:
+        """Count one push that took ``seconds`` from its arrival to its answers."""
+        self.pushes += 1
+        self.latency_sum += seconds
+        for i, bound in enumerate(LATENCY_BUCKETS):
+            if seconds <= bound:
+                self.latency[i] += 1
+                return
+        self.latency[-1] += 1
+
+
+@dataclass
+class Registered:
+    """A registered query: what the client sent (kept to register it again after a
+    restart), the compiled :class:`rsep.Query`, its :class:`rsep.Incremental` and its
+    recent answers, each with a sequence number ``seq``."""
+
+    name: str
+    spec: dict[str, Any]
+    query: Query
+    running: Incremental
+    streams: tuple[str, ...]
+    state: str = "running"
+    error: str | None = None
+    seq: int = 0
+    answers: deque[dict[str, Any]] = field(default_factory=deque)
+    backlog: list[Pushed | int] = field(default_factory=list)
+    counters: Counters = field(default_factory=Counters)
+
+    @property
+    def columnar(self) -> bool:
+        """Whether the columnar engine runs it (it takes tables; the others events)."""
+        return self.running.inexact_rows is not None
+
+    def describe(self) -> dict[str, Any]:
+        """The query as ``GET /api/queries`` lists it."""
+        c = self.counters
+        return {
+            "name": self.name,
+            "dialect": self.query.dialect.name,
+            "state": self.state,
+            "error": self.error,
+            "streams": list(self.streams),
+            "sink": self.spec.get("sink"),
+            "counters": {
+                "events": c.events,
+                "answers": c.answers,
+                "seq": self.seq,
+                "backlog": len(self.backlog),
+                "watermark": self.running.watermark,
+            },
+        }
+
+    def parameters(self) -> dict[str, dict[str, Any]]:
+        """Every operational parameter: its value as ``--set`` writes it, where it came
+        from, and its note (:attr:`rsep.Query.parameters`)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, param in self.query.parameters.items():
+            value = param.value
+            shown = (
+                value
+                if isinstance(value, bool | int | float | str) or value is None
+                else str(getattr(value, "value", value))
+            )
+            out[name] = {"value": shown, "source": param.source.value, "note": param.note}
+        return out
+
+
+class Service:
+    """The streams and queries of one ``rsep serve`` (module docstring). Every change
+    happens under one lock, so pushes reach every query in the order they were taken;
+    ``changed`` is called after answers were added (the app wakes its WebSocket and SSE
+    clients)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.streams: dict[str, Stream] = {}
+        self.queries: dict[str, Registered] = {}
+        self.clock: int | None = None
+        """The latest event time pushed."""
+        self.watermark: int | None = None
+        """The latest time every query was advanced to (``POST /api/watermark``)."""
+        self.bad = 0
+        self.late = 0
+        self.changed: Callable[[], None] = lambda: None
+        self._lock = threading.RLock()
+        self._saved = 0.0
+        if settings.state is not None:
+            self._load(settings.state)
+
+    # streams ----------------------------------------------------------------------------
+
+    def add_stream(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """Register a stream ``{"name", "iri"?, "source"?, "format"?}``: its IRI (default
+        ``urn:rsep:stream:NAME``), and a folder of arriving files under ``--allow`` it
+        reads (every ``--poll`` seconds, each file once, in name order)."""
+        name = _name(spec.get("name"), "stream")
+        iri = spec.get("iri") or f"urn:rsep:stream:{name}"
+        if not isinstance(iri, str) or not re.fullmatch(
+            r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*", iri
+        ):
+            raise RequestError(400, f"a stream's iri is an absolute IRI, not {iri!r}")
+        source = spec.get("source")
+        fmt = spec.get("format")
+        if fmt is not None and fmt not in FORMATS:
+            raise RequestError(400, f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+        if source is not None:
+            if not isinstance(source, str):
+                raise RequestError(400, "a stream's source is a folder")
+            if source.startswith("kafka:"):
+                raise RequestError(
+                    400,
+                    "a stream reads a folder of arriving files; push Kafka's messages "
+                    "over POST or WebSocket (a Kafka source is not part of rsep serve yet)",
+                )
+            try:
+                folder = self.settings.allowed_path(source)
+            except UserError as exc:
+                raise RequestError(403, str(exc)) from None
+            if not folder.is_dir():
+                raise RequestError(400, f"{source}: not a folder")
+            source = str(folder)
+        with self._lock:
+            if name in self.streams:
+                raise RequestError(409, f"a stream named {name} exists")
+            if any(s.iri == iri for s in self.streams.values()):
+                raise RequestError(409, f"a stream with IRI <{iri}> exists")
+            stream = Stream(name, iri, source, fmt)
+            self.streams[name] = stream
+            self._save(force=True)
+            return stream.describe()
+
+    def stream(self, name: str) -> Stream:
+        """The stream ``name`` (404 when there is none)."""
+        return _found(self.streams, name, "stream")
+
+    def remove_stream(self, name: str) -> None:
+        """Remove a stream no query reads (409 while one does)."""
+        with self._lock:
+            stream = self.stream(name)
+            readers = [q.name for q in self.queries.values() if stream.iri in q.streams]
+            if readers:
+                raise RequestError(409, f"queries {', '.join(readers)} read stream {name}")
+            del self.streams[name]
+            self._save(force=True)
+
+    def events_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:
+        """The stream's recent events with ``seq`` above ``since`` (at most ``limit``)."""
+        with self._lock:
+            return [e for e in self.stream(name).recent if e["seq"] > since][:limit]
+
+    def push(self, name: str, body: bytes, fmt: str) -> dict[str, Any]:
+        """Parse ``body`` once and feed it to every query (module docstring); what was
+        taken: events, triples, late events set aside, answers given."""
+        stream = self.stream(name)
+        try:
+            table = parse_body(body, fmt, stream.iri)
+        except RequestError as exc:
+            with self._lock:
+                stream.bad += 1
+                stream.last_error = str(exc)
+                self.bad += 1
+            raise
+        return self.take(stream, table, time.monotonic())
+
+    def take(self, stream: Stream, table: pa.Table, arrived: float) -> dict[str, Any]:
+        """Feed a parsed table of ``stream`` to every query, late events set aside."""
+        import pyarrow.compute as pc
+
+        with self._lock:
+            floor = self._floor()
+            late = 0
+            if floor is not None and table.num_rows:
+                early = pc.less(table["t_end"], floor)
+                late = int(pc.count_distinct(table.filter(early)["event_id"]).as_py())
+                table = table.filter(pc.invert(early))
+            stream.late += late
+            self.late += late
+            before = stream.seq
+            answers = 0
+            if table.num_rows:
+                stream.remember(table, self.settings.recent_events)
+                first = int(pc.min(table["t_end"]).as_py())
+                pushed = Pushed(stream.iri, table, first)
+                moved = self.clock is not None and first > self.clock
+                self.clock = max(self.clock or first, int(pc.max(table["t_end"]).as_py()))
+                for query in list(self.queries.values()):
+                    if moved:
+                        answers += self._apply(query, first - 1, arrived)
+                    if stream.iri in query.streams:
+                        answers += self._apply(query, pushed, arrived)
+                self._save()
+        if answers:
+            self.changed()
+        return {
+            "events": stream.seq - before,
+            "triples": int(table.num_rows),
+            "late": late,
+            "answers": answers,
+            "clock": self.clock,
+        }
+
+    def advance(self, t: int) -> dict[str, Any]:
+        """Move every query's watermark to ``t``: no event at or before it comes any more
+        (later pushes of such events are late); the answers it makes final."""
+        with self._lock:
+            if self.watermark is not None and t < self.watermark:
+                raise RequestError(409, f"the watermark is at {self.watermark} already")
+            if self.clock is not None and t < self.clock:
+                raise RequestError(
+                    409,
+                    f"events up to {self.clock} were pushed; the watermark cannot go "
+                    f"before the latest of them",
+                )
+            self.watermark = t
+            arrived = time.monotonic()
+            answers = sum(self._apply(q, t, arrived) for q in list(self.queries.values()))
+            self._save(force=True)
+        if answers:
+            self.changed()
+        return {"watermark": t, "answers": answers}
+
+    def _floor(self) -> int | None:
+        """The earliest event time a push may still hold."""
+        marks = [
+            t
+            for t in (self.clock, None if self.watermark is None else self.watermark + 1)
+            if t is not None
+        ]
+        return max(marks) if marks else None
+
+    def poll_sources(self) -> None:
+        """Read the files that arrived in the streams' folders (each once, in name
+        order); a bad file is counted and its error kept on the stream."""
+        for stream in list(self.streams.values()):
+            if stream.source is None:
+                continue
+            folder = Path(stream.source)
+            try:
+                names = sorted(p.name for p in folder.iterdir() if p.is_file())
+            except OSError as exc:
+                stream.last_error = f"{folder}: {exc.strerror or exc}"
+                continue
+            for file in names:
+                if file in stream.seen or file.startswith("."):
+                    continue
+                path = folder / file
+                fmt = stream.format or _format_of_file(path)
+                with self._lock:
+                    stream.seen.add(file)
+                try:
+                    self.push(stream.name, path.read_bytes(), fmt)
+                except (UserError, OSError) as exc:
+                    stream.last_error = f"{file}: {exc}"
+
+    # queries ----------------------------------------------------------------------------
+
+    def add_query(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """Register a query ``{"name", "query", "dialect"?, "parameters"?, "profile"?,
+        "graphs"?, "sink"?}`` over registered streams: compiled, checked to read only what
+        the operator allows, and fed from the next push on."""
+        name = _name(spec.get("name"), "query")
+        with self._lock:
+            if name in self.queries:
+                raise RequestError(409, f"a query named {name} exists")
+            registered = self._compile(name, dict(spec))
+            self.queries[name] = registered
+            self._save(force=True)
+            return registered.describe()
+
+    def query(self, name: str) -> Registered:
+        """The query ``name`` (404 when there is none)."""
+        return _found(self.queries, name, "query")
+
+    def explain(self, name: str) -> dict[str, Any]:
+        """The query with its text, :meth:`rsep.Query.explain` and every parameter."""
+        with self._lock:
+            query = self.query(name)
+            return {
+                **query.describe(),
+                "query": query.query.text,
+                "explain": query.query.explain(),
+                "parameters": query.parameters(),
+            }
+
+    def pause(self, name: str) -> dict[str, Any]:
+        """Stop feeding the query; what is pushed meanwhile waits (up to
+        ``--max-backlog`` triples) and is fed on :meth:`resume`."""
+        with self._lock:
+            query = self.query(name)
+            if query.state == "failed":
+                raise RequestError(409, f"query {name} failed: {query.error}")
+            query.state = "paused"
+            self._save(force=True)
+            return query.describe()
+
+    def resume(self, name: str) -> dict[str, Any]:
+        """Feed the query again, first what waited while it was paused."""
+        with self._lock:
+            query = self.query(name)
+            if query.state == "failed":
+                raise RequestError(409, f"query {name} failed: {query.error}")
+            query.state = "running"
+            waiting, query.backlog = query.backlog, []
+            answers = sum(self._apply(query, item, time.monotonic()) for item in waiting)
+            self._save(force=True)
+        if answers:
+            self.changed()
+        return query.describe()
+
+    def remove_query(self, name: str) -> None:
+        """Unregister the query; its state and answers are dropped."""
+        with self._lock:
+            self.query(name)
+            del self.queries[name]
+            if self.settings.state is not None:
+                (self.settings.state / "queries" / f"{name}.pickle").unlink(missing_ok=True)
+            self._save(force=True)
+        self.changed()
+
+    def answers_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:
+        """The query's recent answers with ``seq`` above ``since`` (at most ``limit``)."""
+        with self._lock:
+            query = self.query(name)
+            if not query.answers or query.answers[-1]["seq"] <= since:
+                return []
+            return [a for a in query.answers if a["seq"] > since][:limit]
+
+    def _compile(self, name: str, spec: dict[str, Any]) -> Registered:
+        """The registered query of ``spec`` (:meth:`add_query`); a 4xx for what is
+        wrong with it."""
+        text = spec.get("query")
+        if not isinstance(text, str) or not text.strip():
+            raise RequestError(400, 'a query needs its text: "query"')
+        dialect = _optional_text(spec, "dialect")
+        profile = _optional_text(spec, "profile")
+        parameters = spec.get("parameters") or {}
+        if not isinstance(parameters, dict) or not all(
+            isinstance(k, str) and isinstance(v, str | int | float | bool)
+            for k, v in parameters.items()
+        ):
+            raise RequestError(400, '"parameters" maps parameter names to values')
+        parameters = dict(parameters)
+        parameters.setdefault("max_runs", self.settings.max_runs)
+        try:
+            query = Query(text, dialect, profile=profile, parameters=parameters)
+        except UserError as exc:
+            raise RequestError(400, str(exc)) from None
+        if query.parameters.max_runs > self.settings.max_runs:
+            raise RequestError(
+                400,
+                f"max_runs {query.parameters.max_runs} is above the server's "
+                f"{self.settings.max_runs} (--max-runs)",
+            )
+        _refuse_services(query)
+        streams = tuple(query.plan.dataset.streams)
+        known = {s.iri for s in self.streams.values()}
+        unknown = [iri for iri in streams if iri not in known]
+        if unknown:
+            raise RequestError(
+                400,
+                "the query reads stream(s) no one registered: "
+                + ", ".join(f"<{iri}>" for iri in unknown)
+                + " (POST /api/streams first)",
+            )
+        graphs = spec.get("graphs") or {}
+        if not isinstance(graphs, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in graphs.items()
+        ):
+            raise RequestError(400, '"graphs" maps graph IRIs to files')
+        files: dict[str, str | Path] = {}
+        for iri, path in graphs.items():
+            try:
+                files[iri] = self.settings.allowed_path(path)
+            except UserError as exc:
+                raise RequestError(403, str(exc)) from None
+        dataset = query.plan.dataset
+        missing = [i for i in (*dataset.default_graphs, *dataset.named_graphs) if i not in files]
+        if missing:
+            raise RequestError(
+                400,
+                "the query reads graph(s) with no content: "
+                + ", ".join(f"<{iri}>" for iri in missing)
+                + ' (give "graphs": {IRI: FILE}, a file under --allow)',
+            )
+        sink = spec.get("sink")
+        if sink is not None:
+            spec["sink"] = self._sink(sink)
+        try:
+            running = query.incremental(files)
+        except UserError as exc:
+            raise RequestError(400, str(exc)) from None
+        return Registered(name, spec, query, running, streams)
+
+    def _sink(self, sink: object) -> str:
+        """A query's sink: ``file:PATH`` under ``--allow`` or an allowed ``kafka://``."""
+        if not isinstance(sink, str):
+            raise RequestError(400, 'a sink is "file:PATH" or "kafka://host:port/topic"')
+        try:
+            if sink.startswith("kafka:"):
+                return self.settings.allowed_kafka(sink)
+            if sink.startswith("file:"):
+                path = self.settings.allowed_path(sink.removeprefix("file:").removeprefix("//"))
+                return f"file:{path}"
+        except UserError as exc:
+            raise RequestError(403, str(exc)) from None
+        raise RequestError(400, 'a sink is "file:PATH" or "kafka://host:port/topic"')
+
+    def _apply(self, query: Registered, item: Pushed | int, arrived: float) -> int:
+        """Feed one push (or move the watermark to an instant) to ``query``: kept while it
+        is paused, nothing once it failed; the count of answers it gave. An error fails
+        this query alone, with its reason."""
+        if query.state == "paused":
+            query.backlog.append(item)
+            rows = sum(p.rows for p in query.backlog if isinstance(p, Pushed))
+            if rows > self.settings.max_backlog:
+                query.backlog = []
+                query.state = "failed"
+                query.error = (
+                    f"paused with more than {self.settings.max_backlog} triples waiting "
+                    "(--max-backlog); register it again"
+                )
+            return 0
+        if query.state != "running":
+            return 0
+        try:
+            if isinstance(item, int):
+                results = query.running.advance(item)
+            else:
+                taken = item.table if query.columnar else item.events()
+                results = query.running.push(taken)
+                query.counters.events = query.running.events
+        except Exception as exc:  # one query's failure must not disturb the others
+            query.state = "failed"
+            query.error = str(exc) if isinstance(exc, UserError) else f"internal error: {exc!r}"
+            return 0
+        if isinstance(item, Pushed):
+            query.counters.timed(time.monotonic() - arrived)
+        if results:
+            self._deliver(query, results)
+        return len(results)
+
+    def _deliver(self, query: Registered, results: list[Result]) -> None:
+        """Number the answers, keep the recent ones, write them to the query's sink."""
+        lines = []
+        for result in results:
+            query.seq += 1
+            answer = {"seq": query.seq, **result.to_json()}
+            query.answers.append(answer)
+            lines.append(json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":")))
+        query.counters.answers += len(results)
+        while len(query.answers) > self.settings.recent_answers:
+            query.answers.popleft()
+        sink = query.spec.get("sink")
+        if sink is None:
+            return
+        try:
+            if sink.startswith("kafka:"):
+                from rsep.spark.kafka import KafkaAddress, produce
+
+                produce(KafkaAddress.parse(sink), lines)
+            else:
+                with Path(sink.removeprefix("file:")).open("a", encoding="utf-8") as out:
+                    out.write("".join(line + "\n" for line in lines))
+        except (UserError, OSError) as exc:
+            query.state = "failed"
+            query.error = f"sink {sink}: {exc}"
+
+    # metrics ----------------------------------------------------------------------------
+
+    def metrics(self) -> str:
+        """The Prometheus text exposition of the service's counters."""
+        lines = [
+            "# HELP rsep_events_in_total Events taken, per stream.",
+            "# TYPE rsep_events_in_total counter",
+        ]
+        with self._lock:
+            streams = list(self.streams.values())
+            queries = list(self.queries.values())
+            lines += [f'rsep_events_in_total{{stream="{s.name}"}} {s.seq}' for s in streams]
+            lines += [
+                "# HELP rsep_triples_in_total Triples taken, per stream.",
+                "# TYPE rsep_triples_in_total counter",
+            ]
+            lines += [f'rsep_triples_in_total{{stream="{s.name}"}} {s.triples}' for s in streams]
+            lines += [
+                "# HELP rsep_late_events_total Events set aside as late, per stream.",
+                "# TYPE rsep_late_events_total counter",
+            ]
+            lines += [f'rsep_late_events_total{{stream="{s.name}"}} {s.late}' for s in streams]
+            lines += [
+                "# HELP rsep_bad_records_total Pushes refused as malformed, per stream.",
+                "# TYPE rsep_bad_records_total counter",
+            ]
+            lines += [f'rsep_bad_records_total{{stream="{s.name}"}} {s.bad}' for s in streams]
+            lines += [
+                "# HELP rsep_query_events_total Events fed to a query.",
+                "# TYPE rsep_query_events_total counter",
+            ]
+            lines += [
+                f'rsep_query_events_total{{query="{q.name}"}} {q.counters.events}' for q in queries
+            ]
+            lines += [
+                "# HELP rsep_answers_out_total Answers a query gave.",
+                "# TYPE rsep_answers_out_total counter",
+            ]
+            lines += [
+                f'rsep_answers_out_total{{query="{q.name}"}} {q.counters.answers}' for q in queries
+            ]
+            lines += [
+                "# HELP rsep_query_running Whether a query runs (0: paused or failed).",
+                "# TYPE rsep_query_running gauge",
+            ]
+            lines += [
+                f'rsep_query_running{{query="{q.name}"}} {int(q.state == "running")}'
+                for q in queries
+            ]
+            lines += [
+                "# HELP rsep_query_state_bytes A query's state, pickled, at its last checkpoint.",
+                "# TYPE rsep_query_state_bytes gauge",
+            ]
+            lines += [
+                f'rsep_query_state_bytes{{query="{q.name}"}} {q.counters.state_bytes}'
+                for q in queries
+            ]
+            lines += [
+                "# HELP rsep_query_backlog Pushes waiting while a query is paused.",
+                "# TYPE rsep_query_backlog gauge",
+            ]
+            lines += [f'rsep_query_backlog{{query="{q.name}"}} {len(q.backlog)}' for q in queries]
+            lines += [
+                "# HELP rsep_push_latency_seconds From a push's arrival to a query's "
+                "answers of it.",
+                "# TYPE rsep_push_latency_seconds histogram",
+            ]
+            for q in queries:
+                c = q.counters
+                total = 0
+                for bound, count in zip((*LATENCY_BUCKETS, "+Inf"), c.latency, strict=True):
+                    total += count
+                    lines.append(
+                        f'rsep_push_latency_seconds_bucket{{query="{q.name}",le="{bound}"}} {total}'
+                    )
+                lines.append(f'rsep_push_latency_seconds_sum{{query="{q.name}"}} {c.latency_sum}')
+                lines.append(f'rsep_push_latency_seconds_count{{query="{q.name}"}} {c.pushes}')
+        return "\n".join(lines) + "\n"
+
+    # state ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Keep the state (a clean stop loses nothing)."""
+        with self._lock:
+            self._save(force=True)
+
+    def _save(self, force: bool = False) -> None:
+        """Write the registry and every query's engine state under ``--state``: always
+        when ``force``, else when ``--checkpoint-every`` seconds have passed."""
+        folder = self.settings.state
+        if folder is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._saved < self.settings.checkpoint_every:
+            return
+        self._saved = now
+        (folder / "queries").mkdir(parents=True, exist_ok=True)
+        for query in self.queries.values():
+            kept = (
+                query.running,
+                query.seq,
+                query.answers,
+                query.backlog,
+                query.counters,
+                query.state,
+                query.error,
+            )
+            data = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+            query.counters.state_bytes = len(data)
+            _write_atomically(folder / "queries" / f"{query.name}.pickle", data)
+        registry = {
+            "clock": self.clock,
+            "watermark": self.watermark,
+            "streams": [
+                {
+                    **{
+                        k: v
+                        for k, v in s.describe().items()
+                        if k in ("name", "iri", "source", "format")
+                    },
+                    "seen": sorted(s.seen),
+                    "seq": s.seq,
+                    "triples": s.triples,
+                    "late": s.late,
+                    "bad": s.bad,
+                }
+                for s in self.streams.values()
+            ],
+            "queries": [{"name": q.name, **q.spec} for q in self.queries.values()],
+        }
+        _write_atomically(folder / "state.json", json.dumps(registry, indent=1).encode())
+
+    def _load(self, folder: Path) -> None:
+        """Register again the streams and queries kept in ``folder``, each query with the
+        engine state, answers and counters of its last checkpoint."""
+        path = folder / "state.json"
+        if not path.exists():
+            return
+        try:
+            registry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"cannot read the state {path}: {exc}") from None
+        self.clock, self.watermark = registry.get("clock"), registry.get("watermark")
+        for item in registry.get("streams", []):
+            stream = Stream(item["name"], item["iri"], item.get("source"), item.get("format"))
+            stream.seen = set(item.get("seen", []))
+            stream.seq, stream.triples = item.get("seq", 0), item.get("triples", 0)
+            stream.late, stream.bad = item.get("late", 0), item.get("bad", 0)
+            self.streams[stream.name] = stream
+        for item in registry.get("queries", []):
+            spec = {k: v for k, v in item.items() if k != "name"}
+            query = self._compile(item["name"], spec)
+            kept = folder / "queries" / f"{query.name}.pickle"
+            if kept.exists():
+                (
+                    query.running,
+                    query.seq,
+                    query.answers,
+                    query.backlog,
+                    query.counters,
+                    query.state,
+                    query.error,
+                ) = pickle.loads(kept.read_bytes())
+            self.queries[query.name] = query
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed over it."""
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    temporary.replace(path)
+
+
+_T = TypeVar("_T")
+
+
+def _found(registry: Mapping[str, _T], name: str, what: str) -> _T:
+    """``registry[name]``, or a 404 naming the missing ``what``."""
+    found = registry.get(name)
+    if found is None:
+        raise RequestError(404, f"no {what} named {name}")
+    return found
+
+
+def _name(value: object, what: str) -> str:
+    """A stream's or query's name, checked (:data:`NAME`)."""
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise RequestError(
+            400, f"a {what} needs a \"name\": letters, digits, '_', '.', '-', at most 64"
+        )
+    return value
+
+
+def _optional_text(spec: Mapping[str, Any], key: str) -> str | None:
+    """``spec[key]`` when it is a string, ``None`` when absent; a 400 otherwise."""
+    value = spec.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RequestError(400, f"{key!r} is a string")
+    return value
+
+
+def _refuse_services(query: Query) -> None:
+    """Refuse a query that would reach the network: SPARQL 1.1 ``SERVICE`` (Federated
+    Query, Sect. 2). SPARQL Update's ``LOAD`` is no query form, so it never parses."""
+    from rsep.lang import ast, parse_query
+
+    tree = parse_query(query.text, query.dialect)
+    if any(isinstance(node, ast.Service) for node in tree.walk()):
+        raise RequestError(
+            403,
+            "the query calls a SPARQL SERVICE: rsep serve reads no network resource "
+            "on a query's behalf",
+        )
+
+
+def _format_of_file(path: Path) -> str:
+    """The stream format of an arriving file (:func:`rsep.rdf.formats.detect_format`)."""
+    from rsep.rdf.formats import detect_format
+
+    return str(detect_format(path).value)
