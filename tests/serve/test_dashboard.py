@@ -1,0 +1,167 @@
+"""The dashboard in a real headless browser (Debian's Chromium through Playwright) against a
+running ``rsep serve`` over real HTTP and WebSocket connections: RSEP-QL's Example 4 is
+registered, Fig. 1's stream pushed, and the page shows the query's explain and parameters
+and its timeline with every answer drawn; clicking an answer shows its bindings, its
+intervals (Example 8's e2 and e3) and the events that justify it; an answer to events
+pushed while the page is open appears on it. A screenshot is kept under ``$RSEP_ARTIFACTS``
+(or the test's temporary folder) and its path printed.
+
+Without Chromium the test is skipped, unless ``CI`` is set (CI installs it): then it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+from test_timeline import DATA, EX, EXAMPLE_4
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+    from conftest import Server
+
+LATER = f"""@prefix : <{EX}> .
+@prefix prov: <http://www.w3.org/ns/prov#> .
+:G6 {{ :a4 :p :b4 . }}
+:G6 prov:generatedAtTime 14 .
+:G7 {{ :b4 :q :c4 . }}
+:G7 prov:generatedAtTime 16 .
+"""
+WAIT_MS = 20_000
+
+
+def chromium() -> str:
+    """Chromium's executable; skip without it, fail without it under CI."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None and Path("/usr/bin/chromium").exists():
+        found = "/usr/bin/chromium"
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but no chromium is installed (the dashboard test needs it)")
+        pytest.skip("no chromium on this machine (apt install chromium) for the dashboard test")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but playwright is not installed")
+        pytest.skip("playwright is not installed (pip install playwright)")
+    return found
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[Page]:
+    """A page of headless Chromium, 1400 pixels wide."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=executable)
+        try:
+            yield browser.new_page(viewport={"width": 1400, "height": 1000})
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def server(serve: type[Server], tmp_path: Path) -> Server:
+    """``rsep serve`` with Example 4 registered over stream ``s`` and Fig. 1's stream pushed,
+    the watermark at 12."""
+    running = serve(tmp_path / "state").start()
+    with running.client() as client:
+        created = client.post("/api/streams", json={"name": "s", "iri": EX + "S"})
+        assert created.status_code == 201, created.text
+        spec = {"name": "fig1", "query": EXAMPLE_4, "parameters": {"window.bounds": "open_closed"}}
+        created = client.post("/api/queries", json=spec)
+        assert created.status_code == 201, created.text
+        body = (DATA / "rsepql_s.trig").read_bytes()
+        pushed = client.post(
+            "/api/streams/s/events", content=body, headers={"Content-Type": "application/trig"}
+        )
+        assert pushed.status_code == 201, pushed.text
+        assert client.post("/api/watermark", json={"time": 12}).status_code == 201
+    return running
+
+
+def artifact(tmp_path: Path, name: str) -> Path:
+    """Where a screenshot is kept: ``$RSEP_ARTIFACTS`` or the test's temporary folder."""
+    folder = Path(os.environ.get("RSEP_ARTIFACTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
+
+
+def answers(server: Server) -> list[dict[str, Any]]:
+    """The query's answers as the service lists them."""
+    found: list[dict[str, Any]] = httpx.get(f"{server.url}/api/queries/fig1/answers").json()
+    return found
+
+
+def test_dashboard(server: Server, page: Page, tmp_path: Path) -> None:
+    """The page shows the query, its explain and parameters, the stream's five items and
+    every answer on the timeline; an a2 b2 c2 answer at 8 is justified by G2 (4), G3 (6)
+    and G4 (8) with intervals [4, 6] and [4, 8]; a4 b4 c4 appears when its events arrive."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(server.url + "/")
+    page.wait_for_selector("#query-name:has-text('fig1')", timeout=WAIT_MS)
+
+    detail = httpx.get(f"{server.url}/api/queries/fig1").json()
+    explain = page.inner_text("#explain")
+    assert "Match" in explain and "window.present" in explain and "last_ended" in explain
+    for name, parameter in detail["parameters"].items():
+        row = page.locator(f"#parameters tr[data-parameter='{name}'] td")
+        value = parameter["value"]
+        assert row.nth(1).inner_text() == (value if isinstance(value, str) else json.dumps(value))
+        assert row.nth(2).inner_text() == parameter["source"]
+
+    listed = answers(server)
+    assert len(listed) == 18  # Example 4 over Fig. 1 at 6 … 12 (tests/semantics)
+    page.wait_for_function(
+        "n => document.querySelectorAll('#timeline g.answer').length === n",
+        arg=len(listed),
+        timeout=WAIT_MS,
+    )
+    assert page.locator("#timeline g.event").count() == 5
+
+    [chosen] = [a["seq"] for a in listed if a["time"] == 8 and a["bindings"]["x"] == f"<{EX}a2>"][
+        :1
+    ]
+    page.click(f"#timeline g.answer[data-answer='{chosen}']")
+    page.wait_for_selector("#answer-details:not([hidden])", timeout=WAIT_MS)
+    assert page.inner_text("#answer-number") == f"#{chosen} at 8"
+    bindings = page.locator("#answer-bindings tr[data-variable='x'] td").nth(1).inner_text()
+    assert bindings == f"<{EX}a2>"
+    assert "intervals [4, 6], [4, 8]" in page.inner_text("#answer-spans")
+    justifying = page.locator("#answer-events li")
+    assert justifying.count() == 3
+    assert f"<{EX}a2> <{EX}p> <{EX}b2> ." in justifying.nth(0).inner_text()
+    marked = page.locator("#timeline g.event.justifying")
+    assert sorted(int(marked.nth(i).get_attribute("data-seq") or 0) for i in range(3)) == [2, 3, 4]
+    assert marked.count() == 3
+
+    shot = artifact(tmp_path, "dashboard.png")
+    page.screenshot(path=str(shot), full_page=True)
+    print(f"dashboard screenshot: {shot}")
+
+    with server.client() as client:
+        pushed = client.post(
+            "/api/streams/s/events",
+            content=LATER.encode(),
+            headers={"Content-Type": "application/trig"},
+        )
+        assert pushed.status_code == 201, pushed.text
+        assert client.post("/api/watermark", json={"time": 16}).status_code == 201
+    new = [a for a in answers(server) if a["bindings"]["x"] == f"<{EX}a4>"]
+    assert new, "a4 b4 c4 answers once its events arrived"
+    page.wait_for_selector(f"#timeline g.answer[data-answer='{new[0]['seq']}']", timeout=WAIT_MS)
+    assert page.locator("#timeline g.event").count() == 7
+    live = artifact(tmp_path, "dashboard-live.png")
+    page.screenshot(path=str(live), full_page=True)
+    print(f"dashboard screenshot after a live push: {live}")
+    assert errors == []
