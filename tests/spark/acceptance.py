@@ -338,7 +338,7 @@ def use_cases(
     reading the data."""
     import test_spaseq_use_cases as module
 
-    from rsep.api import read_graphs, read_streams, static_graphs
+    from rsep.api import engine_graphs, read_graphs, read_streams
     from rsep.cli.main import build_parser
     from rsep.cli.run import graph_files, query_of
 
@@ -349,7 +349,7 @@ def use_cases(
         namespace = build_parser().parse_args(["run", *args])
         plan = query_of(namespace).plan
         streams = read_streams(namespace.streams, plan.parameters.time_unit)
-        graphs = static_graphs(read_graphs(graph_files(namespace.graphs)))
+        graphs = engine_graphs(read_graphs(graph_files(namespace.graphs)))
         events = tuple(sorted(streams.events(), key=lambda e: (e.t_end, e.t_start)))
         example = Example("spaseq", current["source"], plan, events, graphs)
         found.append(example)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from rsep.api.answers import Answers
 from rsep.api.driver import ENGINES, Incremental, check_engine
-from rsep.api.inputs import read_graphs, read_streams, read_table, static_graphs
+from rsep.api.inputs import engine_graphs, read_graphs, read_streams, read_table
 from rsep.api.query import Query
 from rsep.spark.eventstore import TABLE_COLUMNS
 from rsep.spark.job import StreamInput
@@ -34,8 +34,8 @@ __all__ = [
     "Query",
     "StreamInput",
     "check_engine",
+    "engine_graphs",
     "read_graphs",
     "read_streams",
     "read_table",
-    "static_graphs",
 ]

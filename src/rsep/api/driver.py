@@ -26,9 +26,9 @@ from rsep.api.answers import Answers
 from rsep.api.inputs import (
     Inputs,
     batch_sources,
+    engine_graphs,
     read_streams,
     reads_as_batches,
-    static_graphs,
     table_of,
 )
 from rsep.engine.query import drive
@@ -73,20 +73,19 @@ def evaluate(
     bad: BadRecords | None = None,
 ) -> Answers:
     """The answers of ``plan`` over ``inputs`` and ``graphs`` on ``engine`` (module
-    docstring), up to ``until`` (and, for the oracle, from ``start``); ``master`` is
-    Spark's; ``pushed`` hears the count of events read so far; bad records of stream
-    files go to ``bad`` (default: stop at the first; skipping them is for the engines in
-    this process: Spark's tasks stop)."""
+    docstring), from ``start`` (default: the oracle's, the first item a window reads) up
+    to ``until``; ``master`` is Spark's; ``pushed`` hears the count of events read so far;
+    bad records of stream files go to ``bad`` (default: stop at the first; skipping them
+    is for the engines in this process: Spark's tasks stop). Time-varying graphs (RSP-QL
+    Def. 10) are read at each evaluation instant on every engine."""
     check_engine(engine)
     if engine == "spark" and bad is not None and bad.policy is OnError.SKIP:
         raise UserError(
             "skipping bad records (--on-error skip) is for --engine local and reference in a "
             "run over stream files, and for live queries; a Spark run stops at the first"
         )
-    if engine != "reference" and start is not None:
-        raise UserError("--start is for the reference engine; the engine starts at the data")
     if engine == "local" and inputs.table is not None:
-        done = run_table(plan, inputs.table, graphs, until)
+        done = run_table(plan, inputs.table, graphs, until, start)
         if done is not None:
             return _counted(done, pushed)
     if engine == "spark":
@@ -99,11 +98,11 @@ def evaluate(
         from rsep.spark.replay import run_streamed
 
         files = [StreamInput(p.path.resolve(), p.stream, p.options) for p in stored]
-        found = run_streamed(plan, files, static_graphs(graphs), until, master)
+        found = run_streamed(plan, files, engine_graphs(graphs), until, master, start=start)
         keep = inputs.folder
         return _counted(Answers(plan.form, found.lines, found.events, found.inexact_rows, keep))
     if engine == "local" and inputs.files is not None:
-        done = run_files(plan, inputs.files, graphs, until, inputs.folder, bad)
+        done = run_files(plan, inputs.files, graphs, until, inputs.folder, bad, start)
         if done is not None:
             return _counted(done, pushed)
     if inputs.events is not None:
@@ -116,7 +115,7 @@ def evaluate(
     if engine == "local":
         from rsep.engine import incremental_query
 
-        query = incremental_query(plan, static_graphs(graphs))
+        query = incremental_query(plan, engine_graphs(graphs), start=start)
         ordered = sorted(events, key=lambda e: (e.t_end, e.t_start))
         answers = drive(query, ordered, until, pushed=pushed)
         return Answers(plan.form, answers, len(events), keep=keep, bad=bad)
@@ -140,6 +139,7 @@ def run_files(
     until: int | None = None,
     keep: object = None,
     bad: BadRecords | None = None,
+    start: int | None = None,
 ) -> Answers | None:
     """The answers of a plan the columnar engine takes over stream files read straight
     into batches (N-Quads and the event store by vectorised readers), in this process;
@@ -149,7 +149,7 @@ def run_files(
         return None
     unit = plan.parameters.time_unit
     sources = partial(batch_sources, inputs, time_unit=unit, bad=bad)
-    return _run_columnar(plan, graphs, until, sources, keep, bad)
+    return _run_columnar(plan, graphs, until, sources, keep, bad, start)
 
 
 def run_table(
@@ -157,13 +157,17 @@ def run_table(
     table: pa.Table,
     graphs: Mapping[str, Graph | TimeVaryingGraph],
     until: int | None = None,
+    start: int | None = None,
 ) -> Answers | None:
     """The answers of a plan the columnar engine takes over a table of triples in memory
     (:func:`rsep.engine.batch.table_batches`: the store's kernels, no file between);
     ``None`` when the plan needs the other path."""
     from rsep.engine.batch import table_batches
 
-    return _run_columnar(plan, graphs, until, lambda terms: [table_batches(table, terms)])
+    def sources(terms: TermDictionary) -> list[Iterator[TripleBatch]]:
+        return [table_batches(table, terms)]
+
+    return _run_columnar(plan, graphs, until, sources, start=start)
 
 
 def _run_columnar(
@@ -173,16 +177,20 @@ def _run_columnar(
     sources: Callable[[TermDictionary], list[Iterator[TripleBatch]]],
     keep: object = None,
     bad: BadRecords | None = None,
+    start: int | None = None,
 ) -> Answers | None:
     """The columnar engine (:class:`~rsep.engine.sequence.SequenceQuery`) fed the
     ``sources`` of its dictionary's batches, merged in time order, by the one driver loop;
     ``None`` when it does not take the plan."""
+    from rsep.engine import incremental_query
     from rsep.engine.batch import merge_batches
     from rsep.engine.sequence import SequenceQuery, columnar_reason
 
     if columnar_reason(plan) is not None:
         return None
-    query = SequenceQuery(plan, static_graphs(graphs))
+    query = incremental_query(plan, engine_graphs(graphs), start=start)
+    if not isinstance(query, SequenceQuery):  # pragma: no cover - columnar_reason's contract
+        raise TypeError(f"the columnar engine's plan went to {type(query).__name__}")
     results = list(drive(query, merge_batches(sources(query.dictionary)), until))
     return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows, keep, bad)
 
@@ -194,7 +202,9 @@ class Incremental:
     the input; each call returns the answers that became final, each exactly once, in time
     order: together, the oracle's answers over all the events."""
 
-    def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
+    def __init__(
+        self, plan: Plan, graphs: Mapping[str, frozenset[Triple] | TimeVaryingGraph] | None = None
+    ) -> None:
         from rsep.engine import incremental_query
 
         self.plan = plan

@@ -242,19 +242,16 @@ def read_graphs(graphs: Mapping[str, GraphData] | None) -> dict[str, Graph | Tim
     return out
 
 
-def static_graphs(
+def engine_graphs(
     graphs: Mapping[str, Graph | TimeVaryingGraph],
-) -> dict[str, frozenset[Triple]]:
-    """The graphs as the engine takes them: static sets of triples (a time-varying graph
-    that changes is refused: the engine does not read those yet)."""
-    out: dict[str, frozenset[Triple]] = {}
+) -> dict[str, frozenset[Triple] | TimeVaryingGraph]:
+    """The graphs as the engine takes them: a static graph as a set of triples, a
+    time-varying graph that changes as its versions (RSP-QL Def. 10), one that never
+    changes as its one graph."""
+    out: dict[str, frozenset[Triple] | TimeVaryingGraph] = {}
     for iri, graph in graphs.items():
         if isinstance(graph, TimeVaryingGraph):
-            if graph.changes():
-                raise UserError(
-                    f"<{iri}> is a time-varying graph; the engine reads static graphs only "
-                    "(use --engine reference)"
-                )
-            graph = graph.at(0)
-        out[iri] = frozenset(graph)
+            out[iri] = graph if graph.changes() else graph.at(0)
+        else:
+            out[iri] = frozenset(graph)
     return out

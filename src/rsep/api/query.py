@@ -18,7 +18,7 @@ from rsep.algebra.plan import Plan
 from rsep.api.answers import Answers
 from rsep.api.driver import Incremental, evaluate
 from rsep.api.explain import detection, explanation
-from rsep.api.inputs import GraphData, inputs_of, read_graphs, read_streams, static_graphs
+from rsep.api.inputs import GraphData, engine_graphs, inputs_of, read_graphs, read_streams
 from rsep.errors import BadRecords, UserError
 from rsep.lang import parse_query
 from rsep.lang.dialects import Dialect
@@ -156,13 +156,13 @@ class Query:
         ``spark.sql.shuffle.partitions``)."""
         from rsep.spark.frame import transform
 
-        static = static_graphs(read_graphs(graphs))
+        static = engine_graphs(read_graphs(graphs))
         return transform(self.plan, frame, static, until=until, partitions=partitions)
 
     def incremental(self, graphs: Mapping[str, GraphData] | None = None) -> Incremental:
         """The query on the engine in this process, fed as events arrive
         (:class:`rsep.api.driver.Incremental`: ``push``, ``advance``, ``finish``)."""
-        return Incremental(self.plan, static_graphs(read_graphs(graphs)))
+        return Incremental(self.plan, engine_graphs(read_graphs(graphs)))
 
     def live(
         self,
@@ -196,7 +196,7 @@ class Query:
         from rsep.spark.sink import TextSink, sink_of
 
         live_sources = sources_of(sources, folders, on_error)
-        static = static_graphs(read_graphs(graphs))
+        static = engine_graphs(read_graphs(graphs))
         sink = sink_of(output)
         temporary = checkpoint is None
         folder = checkpoint or Path(tempfile.mkdtemp(prefix="rsep-checkpoint-"))

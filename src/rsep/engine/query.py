@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,6 +46,7 @@ from rsep.rdf.results import Result
 
 if TYPE_CHECKING:
     from rsep.engine.batch import TripleBatch
+    from rsep.engine.continuous import TimeVarying
     from rsep.engine.sequence import SequenceQuery
 
 __all__ = ["BATCH_EVENTS", "IncrementalQuery", "InstantQuery", "drive", "incremental_query"]
@@ -141,7 +143,10 @@ class InstantQuery(IncrementalQuery):
 
 
 def incremental_query(
-    plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None
+    plan: Plan,
+    graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None = None,
+    *,
+    start: int | None = None,
 ) -> IncrementalQuery:
     """The engine's evaluator of ``plan``, by the language its operators belong to (as
     ``rsep.semantics.evaluate.event_evaluation`` picks the oracle's): SPAseq sequences on
@@ -150,34 +155,63 @@ def incremental_query(
     with its selection and consumption policies (:mod:`rsep.engine.rsepql`), CQELS-CEP
     and EP-SPARQL interval operators (:mod:`rsep.engine.cqelscep`,
     :mod:`rsep.engine.epsparql`), RSP-QL graph patterns over windows on incremental
-    window state (:mod:`rsep.engine.continuous`)."""
+    window state (:mod:`rsep.engine.continuous`).
+
+    ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
+    is the oracle's start of the time range; the RSP-QL evaluator reads both, the event
+    evaluators static graphs from their data's start (:func:`_static_only`)."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
-        return SequenceQuery(plan, graphs)
+        return SequenceQuery(plan, _static_only(plan, graphs, start, "SPAseq"))
     if isinstance(plan.r2r, GraphPatternRef):
         from rsep.engine.continuous import ContinuousWindowQuery
 
-        return ContinuousWindowQuery(plan, graphs)
+        return ContinuousWindowQuery(plan, graphs, start=start)
     r2r = plan.r2r
     root = r2r.event if isinstance(r2r, EventJoin) else r2r
     kinds = {type(node) for node in root.walk()} if isinstance(root, EventPattern) else set()
     if Match in kinds:
         from rsep.engine.rsepql import RsepqlQuery
 
-        return RsepqlQuery(plan, graphs)
+        return RsepqlQuery(plan, _static_only(plan, graphs, start, "RSEP-QL"))
     if kinds & {CepSeq, CepWindow}:
         from rsep.engine.cqelscep import CqelscepQuery
 
-        return CqelscepQuery(plan, graphs)
+        return CqelscepQuery(plan, _static_only(plan, graphs, start, "CQELS-CEP"))
     if StreamBgp in kinds:
         from rsep.engine.epsparql import EpsparqlQuery
 
-        return EpsparqlQuery(plan, graphs)
+        return EpsparqlQuery(plan, _static_only(plan, graphs, start, "EP-SPARQL"))
     raise UserError(
         f"the engine does not evaluate a plan whose r2r is {type(root).__name__}; "
         "use --engine reference"
     )
+
+
+def _static_only(
+    plan: Plan,
+    graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None,
+    start: int | None,
+    language: str,
+) -> dict[str, frozenset[Triple]]:
+    """``graphs`` for an event evaluator, which reads static graphs from its data's
+    start: a time-varying graph that changes, or a ``start``, is refused with the reason."""
+    if start is not None:
+        raise UserError(
+            f"--start on the engine is for RSP-QL graph patterns over windows; the {language} "
+            "evaluator starts at its data (use --engine reference)"
+        )
+    out: dict[str, frozenset[Triple]] = {}
+    for iri, graph in (graphs or {}).items():
+        if not isinstance(graph, AbstractSet):
+            raise UserError(
+                f"<{iri}> is a time-varying graph that changes; the engine's {language} "
+                "evaluator reads static graphs (RSP-QL graph patterns read time-varying "
+                "ones; use --engine reference)"
+            )
+        out[iri] = frozenset(graph)
+    return out
 
 
 def drive(

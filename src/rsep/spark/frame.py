@@ -30,8 +30,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Triple
-
 from rsep.algebra.plan import Ask, Construct, Plan, QueryForm, Select
 from rsep.engine import incremental_query
 from rsep.errors import UserError
@@ -60,13 +58,14 @@ _REQUIRED = ("stream", "t_start", "t_end", "s", "p", "o")
 def transform(
     plan: Plan,
     frame: DataFrame,
-    graphs: Mapping[str, frozenset[Triple]] | None = None,
+    graphs: Mapping[str, Any] | None = None,
     *,
     until: int | None = None,
     partitions: int | None = None,
 ) -> DataFrame:
     """The answers of ``plan`` over the triples of ``frame`` (module docstring), a
-    streaming DataFrame when ``frame`` is one. ``graphs`` are the static graphs by IRI;
+    streaming DataFrame when ``frame`` is one. ``graphs`` are the graphs by IRI, static or
+    time-varying as :func:`rsep.engine.incremental_query` takes them;
     ``until`` the last instant evaluated (batch only); ``partitions`` the engine
     partitions (default ``spark.sql.shuffle.partitions``; a streaming query restarted
     from its checkpoint must keep the number)."""
@@ -97,9 +96,7 @@ def transform(
     return answer_columns(rows.where(F.col("line").isNotNull()), plan.form)
 
 
-def _streamed(
-    plan: Plan, frame: DataFrame, graphs: Mapping[str, frozenset[Triple]], count: int
-) -> DataFrame:
+def _streamed(plan: Plan, frame: DataFrame, graphs: Mapping[str, Any], count: int) -> DataFrame:
     """The answers of ``plan`` over a streaming DataFrame of triples, rows
     :data:`rsep.spark.live.OUTPUT_SCHEMA` (module docstring)."""
     from pyspark.sql import functions as F

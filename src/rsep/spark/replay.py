@@ -428,11 +428,15 @@ def event_keys(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> D
 
 
 def evaluate_rows(
-    frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any], until: int | None
+    frame: DataFrame,
+    scheme: Scheme,
+    graphs: Mapping[str, Any],
+    until: int | None,
+    start: int | None = None,
 ) -> DataFrame:
     """The answers of the routed rows (:data:`~rsep.spark.job.ANSWER_SCHEMA`): each
     partition's rows in one Spark task, sorted by time and run through the engine (module
-    docstring, 4)."""
+    docstring, 4), from ``start`` (the oracle's)."""
     from pyspark.sql import functions as F
 
     if until is not None:  # an answer at t <= until reads no later event (as drive)
@@ -440,11 +444,11 @@ def evaluate_rows(
     ordered = spread(frame, scheme.partitions).sortWithinPartitions(
         "part", "t_end", "t_start", "stream", "ev"
     )
-    return ordered.mapInArrow(_engine_task(scheme, graphs, until), ANSWER_SCHEMA)
+    return ordered.mapInArrow(_engine_task(scheme, graphs, until, start), ANSWER_SCHEMA)
 
 
 def _engine_task(
-    scheme: Scheme, graphs: Mapping[str, Any], until: int | None
+    scheme: Scheme, graphs: Mapping[str, Any], until: int | None, start: int | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each evaluation task runs: per partition value met, the engine's
     evaluator fed the partition's events by the one driver loop
@@ -458,7 +462,8 @@ def _engine_task(
                 counted = [0]
                 output = PartitionOutput(scheme, part)
                 events = _homed(group, counted)
-                answers = drive(incremental_query(scheme.plan, graphs), events, until)
+                query = incremental_query(scheme.plan, graphs, start=start)
+                answers = drive(query, events, until)
                 seq = 0
                 for _, instant in groupby(answers, key=lambda result: result.time):
                     for result in output.take(instant):
@@ -495,19 +500,22 @@ def replay(
     partitions: int | None = None,
     use_prefilter: bool = True,
     measure: bool = False,
+    start: int | None = None,
 ) -> Job:
     """Evaluate ``plan`` over ``inputs`` with the per-event engine in Spark tasks (module
     docstring): the answers merged in Spark, on their way to the driver. ``partitions``
     defaults to ``spark.sql.shuffle.partitions``; ``measure`` counts the rows read and
-    kept by the prefilter (two more Spark jobs)."""
+    kept by the prefilter (two more Spark jobs); ``start`` is the oracle's start of the
+    time range."""
     graphs = dict(graphs or {})
-    incremental_query(plan, graphs)  # refuse a plan or missing graphs before Spark starts
+    # refuse a plan, missing graphs, or a start the evaluator does not take before Spark starts
+    incremental_query(plan, graphs, start=start)
     scheme = choose_scheme(plan, partitions or shuffle_partitions(spark))
     vocab = vocabulary(scheme.final) if use_prefilter else None
     frame = read_inputs(spark, inputs, scheme.final.parameters.time_unit)
     kept = prefilter(spark, frame, vocab)
     routed = route(kept, scheme, graphs)
-    answers = merged(evaluate_rows(routed, scheme, graphs, until), scheme.partitioned)
+    answers = merged(evaluate_rows(routed, scheme, graphs, until, start), scheme.partitioned)
     out = Job(stream_answers(answers, columnar=False), scheme)
     if measure:
         with driver_errors():
@@ -522,11 +530,13 @@ def run_streamed(
     graphs: Mapping[str, Any] | None = None,
     until: int | None = None,
     master: str | None = None,
+    *,
+    start: int | None = None,
 ) -> Streamed:
     """``rsep run --engine spark``: the answers of ``plan`` over ``inputs`` (``IRI=FILE``
     strings as ``--stream`` takes them, paths, or :class:`~rsep.spark.job.StreamInput`)
-    and ``graphs`` (static ``frozenset`` of triples or time-varying graphs by IRI), up to
-    ``until``, as JSON Lines texts in time order; the columnar engine
+    and ``graphs`` (static ``frozenset`` of triples or time-varying graphs by IRI), from
+    ``start`` up to ``until``, as JSON Lines texts in time order; the columnar engine
     (:func:`rsep.spark.columnar.columnar_replay`) for the plans it takes, else this
     replay. Spark runs on ``master`` (default: the active session, else ``local[2]`` or
     ``RSEP_SPARK_MASTER``)."""
@@ -536,11 +546,13 @@ def run_streamed(
     items = [
         item if isinstance(item, StreamInput) else StreamInput.parse(str(item)) for item in inputs
     ]
+    if start is not None or any(not isinstance(g, frozenset) for g in (graphs or {}).values()):
+        incremental_query(plan, graphs, start=start)  # the columnar engine reads neither
     session = get_session(master)
     done = columnar_replay(session, plan, items, graphs, until)
     if done is not None:
         return done.answers
-    return replay(session, plan, items, graphs, until).answers
+    return replay(session, plan, items, graphs, until, start=start).answers
 
 
 def run_on_spark(
