@@ -13,14 +13,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from test_timeline import DATA, EX, EXAMPLE_4
+from starlette.applications import Starlette
+from starlette.exceptions import StarletteDeprecationWarning
+from test_timeline import DATA, EX, EXAMPLE_4, FakeQuery, FakeService, FakeStream, records
+
+from rsep import Query
+from rsep.rdf.formats import read_events
+from rsep.serve import dashboard
+
+with warnings.catch_warnings():  # Starlette's TestClient over httpx warns that it is deprecated
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from starlette.testclient import TestClient
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -87,6 +99,17 @@ def server(serve: type[Server], tmp_path: Path) -> Server:
         assert pushed.status_code == 201, pushed.text
         assert client.post("/api/watermark", json={"time": 12}).status_code == 201
     return running
+
+
+@pytest.fixture
+def figure_1_service() -> FakeService:
+    """A service holding Example 4 (as ``q``) with its three answers at 8 over Fig. 1."""
+    query = Query(EXAMPLE_4, window_bounds="open_closed")
+    events = list(read_events(DATA / "rsepql_s.trig", stream=EX + "S"))
+    found = [r.to_json() for r in query.run(events, engine="reference", until=8) if r.time == 8]
+    answers = [{"seq": n, **a} for n, a in enumerate(found, 1)]
+    stream = FakeStream("s", EX + "S", records(events))
+    return FakeService({"s": stream}, {"q": FakeQuery(query, (EX + "S",), answers)})
 
 
 def artifact(tmp_path: Path, name: str) -> Path:
@@ -165,3 +188,44 @@ def test_dashboard(server: Server, page: Page, tmp_path: Path) -> None:
     page.screenshot(path=str(live), full_page=True)
     print(f"dashboard screenshot after a live push: {live}")
     assert errors == []
+
+
+def routed(service: object) -> TestClient:
+    """A client of an app made of the dashboard's routes alone."""
+    return TestClient(Starlette(routes=dashboard.routes(service)))
+
+
+def test_page_and_files_offline() -> None:
+    """``/`` is the page, its script and style come from ``/static`` and nothing is fetched
+    from another host (the page works offline)."""
+    with routed(object()) as client:
+        page = client.get("/")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+        assert sorted(sources) == ["/static/app.js", "/static/style.css", "data:,"]
+        for source in ("/static/app.js", "/static/style.css"):
+            assert client.get(source).status_code == 200
+        code = [line for line in client.get("/static/app.js").text.splitlines()]
+        code = [line for line in code if not line.strip().startswith("//")]
+        assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", "\n".join(code))
+        assert client.get("/static/nothing.js").status_code == 404
+        assert client.get("/api/queries/q/timeline").status_code == 404  # no timeline source
+
+
+def test_timeline_route(figure_1_service: FakeService) -> None:
+    """With a service the timeline route serves :func:`rsep.serve.timeline.query_timeline`;
+    an unknown query is a 404, a bad ``since`` a 400."""
+    with routed(figure_1_service) as client:
+        body = client.get("/api/queries/q/timeline", params={"since": 0}).json()
+        assert [a["number"] for a in body["answers"]] == [1, 2, 3]
+        assert client.get("/api/queries/nothing/timeline").status_code == 404
+        bad = client.get("/api/queries/q/timeline", params={"since": "x"})
+        assert bad.status_code == 400 and "since" in bad.json()["error"]
+
+
+def test_missing_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An installation without the page's files says so at ``/`` (503) and keeps serving."""
+    monkeypatch.setattr(dashboard, "STATIC", tmp_path / "static")
+    with routed(object()) as client:
+        missing = client.get("/")
+        assert missing.status_code == 503 and "not installed" in missing.text

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pytest
 from pyoxigraph import Literal, NamedNode, Triple
 
-from rsep import Event, Query, SelectResult
+from rsep import Event, Query, SelectResult, UserError
 from rsep.rdf.event import StreamSet
 from rsep.rdf.formats import read_events
 from rsep.serve.timeline import (
@@ -250,6 +250,12 @@ def test_timeline_body(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
     assert intervals == [((2, 6),), ((4, 6), (4, 8)), ((4, 6), (4, 8))]
 
 
+class Unknown(UserError):
+    """What the service raises for an unknown name: a 404."""
+
+    status = 404
+
+
 @dataclass
 class FakeStream:
     """A registered stream as the service keeps it: its name, IRI and recent events."""
@@ -276,6 +282,8 @@ class FakeService:
     queries: dict[str, FakeQuery]
 
     def query(self, name: str) -> FakeQuery:
+        if name not in self.queries:
+            raise Unknown(f"no query named {name}")
         return self.queries[name]
 
     def events_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:

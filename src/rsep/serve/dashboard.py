@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from starlette.requests import Request
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -23,19 +23,29 @@ __all__ = ["STATIC", "routes"]
 STATIC = Path(__file__).resolve().parent / "static"
 """The page's files: ``index.html``, ``app.js``, ``style.css``."""
 
+MISSING = (
+    f"the dashboard's files are not installed ({STATIC} is missing: the package data "
+    "rsep/serve/static/* was left out); the JSON API under /api still serves\n"
+)
+
 
 def routes(service: object) -> list[BaseRoute]:
     """The dashboard's routes over ``service`` (:class:`rsep.serve.service.Service`): ``/``
     (the page), ``/static/…`` (its files) and ``GET /api/queries/{name}/timeline``
     (:func:`rsep.serve.timeline.timeline_routes`), which only the page reads."""
 
-    async def page(request: Request) -> FileResponse:
+    async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
-    found: list[BaseRoute] = [
-        Route("/", page, methods=["GET"]),
-        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
-    ]
+    async def missing(request: Request) -> Response:
+        return PlainTextResponse(MISSING, status_code=503)
+
+    found: list[BaseRoute]
+    if (STATIC / "index.html").is_file():
+        static = StaticFiles(directory=STATIC)
+        found = [Route("/", page, methods=["GET"]), Mount("/static", app=static, name="static")]
+    else:  # an installation without the package's data: the API still serves
+        found = [Route("/", missing, methods=["GET"])]
     if _reads_timeline(service):
         found += timeline_routes(service)
     return found

@@ -55,9 +55,13 @@ function shortLabel(text) {
   return String(text).replace(/<[^<>\s]*>/g, (iri) => short(iri));
 }
 
-// A term or IRI shortened to its local name: <http://example.org/a1> -> a1.
+// A term or IRI shortened: <http://example.org/a1> -> a1, "95"^^<…#integer> -> 95,
+// "chat"@fr -> "chat"@fr.
 function short(text) {
   if (text === null || text === undefined) return "";
+  const typed = /^"((?:[^"\\]|\\.)*)"\^\^<[^>]*>$/.exec(text);
+  if (typed) return typed[1];
+  if (text.startsWith('"')) return text;
   const iri = /^<(.*)>$/.exec(text);
   const value = iri ? iri[1] : text;
   if (!iri && !/^[a-z][a-z0-9+.-]*:/i.test(value)) return value;
@@ -490,6 +494,13 @@ function drawChart(id, legendId, series) {
       path += `${path && s.values[i - 1] !== null ? "L" : "M"}${x(offset + i).toFixed(1)} ${y(v).toFixed(1)} `;
     });
     chart.append(svg("path", { d: path || "M0 0", class: "series", stroke: COLORS[k] }));
+    s.values.forEach((v, i) => {  // a value without neighbours draws no line: a dot
+      const alone = (i === 0 || s.values[i - 1] === null) &&
+        (i === s.values.length - 1 || s.values[i + 1] === null);
+      if (v !== null && alone) {
+        chart.append(svg("circle", { cx: x(offset + i), cy: y(v), r: 2.5, fill: COLORS[k] }));
+      }
+    });
   });
   const legend = document.getElementById(legendId);
   clear(legend);
