@@ -27,6 +27,7 @@ from rsep.rdf.event import StreamSet
 from rsep.rdf.formats import read_events
 from rsep.serve.timeline import (
     EVENT_COLUMNS,
+    MATCH,
     Justification,
     Scope,
     event_table,
@@ -38,7 +39,8 @@ from rsep.serve.timeline import (
 )
 
 EX = "http://example.org/"
-DATA = Path(__file__).resolve().parents[1] / "semantics" / "data"
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "semantics" / "data"
 
 EXAMPLE_4 = f"""
 PREFIX : <{EX}>
@@ -112,13 +114,13 @@ def test_rsepql_figure_1_at_8(figure_1: tuple[Query, list[Event], pa.Table]) -> 
     assert sorted((x, len(j)) for x, j in by_x.items()) == [("a1", 1), ("a2", 2)]
     [a1] = by_x["a1"]
     assert a1.intervals == ((2, 6),)
-    w1, w2 = f"EVENT <{EX}w1>", f"EVENT <{EX}w2>"
-    assert event_times(a1) == [(2, (w1,)), (6, (w2,))]
+    assert event_times(a1) == [(2, ("E1",)), (6, ("E2",))]
     assert a1.events[1].triples == (f"<{EX}b1> <{EX}q> <{EX}c1> .",)
+    w1, w2 = f"<{EX}w1>", f"<{EX}w2>"
     assert a1.scopes == (Scope(w1, EX + "S", 0, 8, "(]"), Scope(w2, EX + "S", 3, 8, "(]"))
     for a2 in by_x["a2"]:
         assert a2.intervals == ((4, 6), (4, 8))
-        assert event_times(a2) == [(4, (w1,)), (6, (w2,)), (8, (w2,))]
+        assert event_times(a2) == [(4, ("E1",)), (6, ("E2",)), (8, ("E2",))]
 
 
 def test_rsepql_figure_1_at_10(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
@@ -138,6 +140,86 @@ def test_justification_of_a_json_answer(figure_1: tuple[Query, list[Event], pa.T
     query, events, table = figure_1
     [answer] = [a for a in answers_at(query, events, 8) if short(str(a.bindings["x"])) == "a1"]
     assert justify(query, answer.to_json(), table) == justify(query, answer, table)
+
+
+def test_two_events_on_one_window(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
+    """E1 and E2 over one landmark window are two steps (E1, E2): at 10 a1 b1 c1 is (2, 6)
+    and (2, 10), E1's item at 2 before E2's at 6 and 10 (Eq. (7)), not (6, 10) as mixing the
+    two patterns' items would give."""
+    _, events, table = figure_1
+    query = Query(
+        f"""PREFIX : <{EX}>
+PRAGMA window.report = content_change
+SELECT ?x ?y ?z
+FROM NAMED WINDOW :w ON :S [LANDMARK T0 1]
+WHERE {{ MATCH ( EVENT :w {{ ?x :p ?y }} SEQ EVENT :w {{ ?y :q ?z }} ) }}
+"""
+    )
+    assert [s.label for s in steps(query.plan)] == ["E1", "E2"]
+    [answer, _] = [a for a in answers_at(query, events, 10) if short(str(a.bindings["x"])) == "a1"]
+    justification = justify(query, answer, table)
+    assert justification.intervals == ((2, 6), (2, 10))
+    assert event_times(justification) == [(2, ("E1",)), (6, ("E2",)), (10, ("E2",))]
+    assert justification.scopes == (Scope(f"<{EX}w>", EX + "S", 0, 10, "(]"),)
+
+
+def test_epsparql_query_3() -> None:
+    """EP-SPARQL query (3) over ``epsparql/stock.trig`` (tests/cli/test_run_events.py):
+    :umbrella's rise is justified by its prices on 1 and 10 March, the match's interval; its
+    acquisition on the 12th lies outside. The BGPs of ``EQUALSOPTIONAL``'s right side are
+    marked optional; ``?price1``, ``?price2`` are not projected, so either price matches
+    both BGPs."""
+    text = (REPO / "tests/lang/paper_queries/epsparql/query3.epsparql").read_text()
+    prefixes = f"PREFIX : <{EX}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+    query = Query(prefixes + "\n".join(line for line in text.splitlines() if line[:1] != "#"))
+    assert [s.label for s in steps(query.plan)] == [
+        "BGP1",
+        "BGP2",
+        "BGP3 (optional)",
+        "BGP4 (optional)",
+        "BGP5 (optional)",
+    ]
+    events = list(read_events(DATA / "epsparql" / "stock.trig", stream=EX + "s"))
+    table = event_table(enumerate(events))
+    found = {}
+    for answer in query.run(events, engine="reference"):
+        assert isinstance(answer, SelectResult)
+        found[short(str(answer.bindings["company"]))] = justify(query, answer, table)
+    march_1, march_10 = 1298937600000, 1299715200000
+    umbrella = found["umbrella"]
+    assert umbrella.scopes == (Scope(MATCH, None, march_1, march_10, "[]"),)
+    assert [e.t_start for e in umbrella.events] == [march_1, march_10]
+    assert all(f"<{EX}hasStockPrice>" in e.triples[0] for e in umbrella.events)
+    assert umbrella.events[0].steps == ("BGP1", "BGP2", "BGP3 (optional)", "BGP5 (optional)")
+
+
+def test_cqelscep_vienna() -> None:
+    """CQELS-CEP Examples 6-9 (tests/cli/test_run_events.py): ?s = :m over [10, 16] minutes
+    is justified by :a1's two delays at :m; :d1's delays at :h (12, 14) lie inside but do not
+    match under ?s = :m, and the negated arrival is no step."""
+    text = (REPO / "tests/lang/paper_queries/cqelscep/example6.cqelscep").read_text()
+    prefixes = (
+        f"PREFIX : <{EX}>\nPREFIX ex: <{EX}ex#>\n"
+        "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\nPRAGMA time_unit = min\n"
+    )
+    query = Query(prefixes + text)
+    stream = EX + "ex#publicTransport"
+    assert [(s.label, s.stream, s.patterns) for s in steps(query.plan)] == [
+        ("P1", stream, (("?v", f"<{EX}delayAt>", "?s"),)),
+        ("P2", stream, (("?v", f"<{EX}delayAt>", "?s"),)),
+    ]
+    vienna = DATA / "cqelscep"
+    events = list(
+        read_events(
+            vienna / "vienna_stream.trig", stream=stream, time_unit=query.parameters.time_unit
+        )
+    )
+    graphs = {EX + "ex#transportationMap": vienna / "vienna_map.ttl"}
+    [answer] = list(query.run(events, graphs, engine="reference"))
+    assert isinstance(answer, SelectResult) and answer.interval == (600_000, 960_000)
+    justification = justify(query, answer, event_table(enumerate(events)))
+    assert event_times(justification) == [(600_000, ("P1", "P2")), (960_000, ("P1", "P2"))]
+    assert justification.events[0].triples == (f"<{EX}a1> <{EX}delayAt> <{EX}m> .",)
 
 
 def spaseq_figure_1() -> tuple[Query, list[Event]]:

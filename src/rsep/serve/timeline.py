@@ -37,6 +37,7 @@ from pyoxigraph import Literal, NamedNode
 
 from rsep.algebra.events import (
     CepItem,
+    EqualsOptional,
     Event,
     First,
     Gpm,
@@ -46,10 +47,12 @@ from rsep.algebra.events import (
     Match,
     Negation,
     Node,
+    OptionalSeq,
     Seq,
     StreamBgp,
 )
 from rsep.algebra.events import CepWindow as CepWindowPattern
+from rsep.algebra.events import Optional as SpaseqOptional
 from rsep.algebra.gpm import TriplePattern, group_of
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.window import CountWindow, Extent, WindowBounds
@@ -90,18 +93,20 @@ plan's unit), ``s``/``p``/``o`` one triple of its graph in N-Triples syntax."""
 
 @dataclass(frozen=True)
 class Step:
-    """A part of a query that reads a stream: ``label`` names it (the GPM's name, ``EVENT
-    <w>``, the window), ``stream`` is the stream it reads (``None``: any), ``window`` the
-    named window it reads through (``None``: the match's interval bounds it), ``patterns``
-    its triple patterns; ``whole`` says whether one event must hold all of them (a GPM and
-    a BEP are evaluated on one event's graph) or any one (a window's snapshot unites its
-    items, an EP-SPARQL BGP spans several)."""
+    """A part of a query that reads a stream: ``label`` names it (:func:`steps`),
+    ``stream`` is the stream it reads (``None``: any), ``window`` the named window it reads
+    through (``None``: the match's interval bounds it), ``patterns`` its triple patterns;
+    ``whole`` says whether one event must hold all of them (a GPM and a BEP are evaluated on
+    one event's graph) or any one (a window's snapshot unites its items, an EP-SPARQL BGP
+    spans several)."""
 
     label: str
     stream: str | None
     window: str | None
     patterns: tuple[TriplePattern, ...]
     whole: bool
+    source: Node | None = field(default=None, compare=False, repr=False)
+    """The plan's node the step is read from."""
 
 
 @dataclass(frozen=True)
@@ -219,60 +224,69 @@ _SCHEMA = pa.schema(
 
 def steps(plan: Plan) -> tuple[Step, ...]:
     """The steps of ``plan``'s algebraic expression that read streams (module docstring),
-    in the order the query writes them."""
+    in the order the query writes them, each labelled once: a GPM by its name, RSEP-QL's
+    basic event patterns ``E1``, ``E2``, … (the paper's names), EP-SPARQL's BGPs ``BGP1``,
+    …, CQELS-CEP's patterns ``P1``, …, a window by its IRI; a step that may match nothing
+    (SPAseq's ``?``, the right of EP-SPARQL's ``OPTIONALSEQ``/``EQUALSOPTIONAL``) is marked
+    ``(optional)``."""
     found: list[Step] = []
-    _visit(plan, plan.r2r, None, found)
+    counts: dict[str, int] = {}
+
+    def label(kind: str, optional: bool) -> str:
+        counts[kind] = counts.get(kind, 0) + 1
+        return f"{kind}{counts[kind]}" + (" (optional)" if optional else "")
+
+    def visit(node: Node, stream: str | None, optional: bool) -> None:
+        if isinstance(node, Negation | KbPattern) or (isinstance(node, CepItem) and node.negated):
+            return
+        if isinstance(node, Gpm | Event | StreamBgp):
+            patterns = _patterns(node.pattern).get(None, ())
+            if isinstance(node, Gpm):
+                name = node.name + (" (optional)" if optional else "")
+                found.append(Step(name, node.stream, None, patterns, True, node))
+            elif isinstance(node, Event):
+                named = plan.dataset.window(node.window)
+                step = Step(label("E", optional), named.stream, named.iri, patterns, True, node)
+                found.append(step)
+            else:
+                found.append(Step(label("BGP", optional), node.stream, None, patterns, False, node))
+            return
+        if isinstance(node, CepWindowPattern):
+            visit(node.pattern, node.stream, optional)
+        elif isinstance(node, GraphPatternRef) and stream is not None:
+            every = tuple(p for group in _patterns(node).values() for p in group)
+            found.append(Step(label("P", optional), stream, None, every, False, node))
+        elif isinstance(node, GraphPatternRef):
+            found.extend(_windowed(plan, node))
+        elif isinstance(node, EventJoin):
+            visit(node.event, stream, optional)
+            found.extend(_windowed(plan, node.graph))
+        elif isinstance(node, OptionalSeq | EqualsOptional):
+            visit(node.left, stream, optional)
+            visit(node.right, stream, True)
+        else:
+            for child in node.children():
+                visit(child, stream, optional or isinstance(node, SpaseqOptional))
+
+    visit(plan.r2r, None, False)
     return tuple(found)
 
 
-def _visit(plan: Plan, node: Node, stream: str | None, found: list[Step]) -> None:
-    if isinstance(node, Negation | KbPattern) or (isinstance(node, CepItem) and node.negated):
-        return
-    if isinstance(node, Gpm):
-        patterns = _patterns(node.pattern)
-        found.append(Step(node.name, node.stream, None, patterns.get(None, ()), whole=True))
-        return
-    if isinstance(node, Event):
-        named = plan.dataset.window(node.window)
-        patterns = _patterns(node.pattern)
-        label = f"EVENT <{node.window}>"
-        found.append(Step(label, named.stream, named.iri, patterns.get(None, ()), whole=True))
-        return
-    if isinstance(node, StreamBgp):
-        patterns = _patterns(node.pattern)
-        found.append(Step("BGP", node.stream, None, patterns.get(None, ()), whole=False))
-        return
-    if isinstance(node, CepWindowPattern):
-        _visit(plan, node.pattern, node.stream, found)
-        return
-    if isinstance(node, GraphPatternRef):
-        _windowed(plan, node, stream, found)
-        return
-    if isinstance(node, EventJoin):
-        _visit(plan, node.event, stream, found)
-        _windowed(plan, node.graph, None, found)
-        return
-    for child in node.children():
-        _visit(plan, child, stream, found)
-
-
-def _windowed(plan: Plan, ref: GraphPatternRef, stream: str | None, found: list[Step]) -> None:
-    """The steps of a graph pattern: inside a CQELS-CEP window, its triple patterns on that
-    stream; else per window it reads (``GRAPH <w>``, which ``WINDOW <w>`` compiles to; the
-    default graph's windows; ``GRAPH ?g`` every window), static graphs left out."""
+def _windowed(plan: Plan, ref: GraphPatternRef) -> list[Step]:
+    """The steps of a graph pattern over the dataset, one per window it reads (``GRAPH
+    <w>``, which ``WINDOW <w>`` compiles to; the default graph's windows; ``GRAPH ?g`` every
+    window); static graphs hold no events."""
     patterns = _patterns(ref)
-    if stream is not None:
-        every = tuple(p for group in patterns.values() for p in group)
-        found.append(Step(f"<{stream}>", stream, None, every, whole=False))
-        return
     dataset = plan.dataset
+    found = []
     for named in dataset.windows:
         reads = list(patterns.get(named.iri, ()))
         reads += patterns.get("?", ())
         if named.iri in dataset.default_windows:
             reads += patterns.get(None, ())
         if reads:
-            found.append(Step(f"<{named.iri}>", named.stream, named.iri, tuple(reads), False))
+            found.append(Step(f"<{named.iri}>", named.stream, named.iri, tuple(reads), False, ref))
+    return found
 
 
 def _patterns(ref: GraphPatternRef) -> dict[str | None, tuple[TriplePattern, ...]]:
@@ -359,7 +373,7 @@ def justify(
     scopes: list[Scope] = []
     matched: dict[Key, tuple[set[str], set[tuple[str, str, str]]]] = {}
     rows: dict[Key, tuple[int, int]] = {}
-    per_step: dict[str, set[Key]] = {}
+    per_node: dict[int, set[Key]] = {}
     for step in found:
         if not step.patterns:
             notes.append(f"{step.label}: no triple pattern to match (a path or nested node)")
@@ -372,7 +386,7 @@ def justify(
             if scope not in scopes:
                 scopes.append(scope)
         keys = _match(step, step_scopes, bindings, events, matched, rows)
-        per_step.setdefault(step.label, set()).update(keys)
+        per_node.setdefault(id(step.source), set()).update(keys)
     supports = tuple(
         Support(seq, stream, *rows[stream, seq], tuple(sorted(labels)), _texts(triples))
         for (stream, seq), (labels, triples) in sorted(matched.items(), key=_by_time(rows))
@@ -381,7 +395,7 @@ def justify(
         intervals: tuple[tuple[int, int], ...] = ((int(span[0]), int(span[1])),)
     else:
         times = {key: start for key, (start, _) in rows.items()}
-        intervals = tuple(sorted(set(_intervals(plan.r2r, per_step, times))))
+        intervals = tuple(sorted(set(_intervals(plan.r2r, per_node, times))))
     return Justification(time, bindings, tuple(scopes), supports, intervals, tuple(notes))
 
 
@@ -400,13 +414,15 @@ def _window_scopes(
     plan: Plan, step: Step, time: int, previous: int | None, notes: list[str]
 ) -> list[Scope]:
     """The extents of the step's window read at ``time`` (the oracle's reading:
-    :meth:`rsep.semantics.dataset.StreamingDataset.reading`)."""
+    :meth:`rsep.semantics.dataset.StreamingDataset.reading`), labelled by the window's IRI;
+    a step without a window (a pattern outside any) reads the stream up to ``time``."""
     if step.window is None:
         return [Scope(step.label, step.stream, None, time, "(]")]
     named = plan.dataset.window(step.window)
+    label = f"<{named.iri}>"
     if isinstance(named.window, CountWindow):
-        notes.append(f"{step.label}: a count-based window is drawn up to the answer's time")
-        return [Scope(step.label, named.stream, None, time, "(]")]
+        notes.append(f"{label}: a count-based window is drawn up to the answer's time")
+        return [Scope(label, named.stream, None, time, "(]")]
     params = plan.parameters
     extents = named.window.content(time, plan.present(named.iri), t0=params.t0, previous=previous)
     bounds = {
@@ -414,7 +430,7 @@ def _window_scopes(
         WindowBounds.CLOSED_OPEN: "[)",
         WindowBounds.CLOSED: "[]",
     }[params.bounds]
-    return [_scope(step.label, named.stream, extent, bounds) for extent in extents]
+    return [_scope(label, named.stream, extent, bounds) for extent in extents]
 
 
 def _scope(label: str, stream: str, extent: Extent, bounds: str) -> Scope:
@@ -484,23 +500,23 @@ def _pattern_mask(pattern: TriplePattern, bindings: Mapping[str, str], table: pa
 
 
 def _intervals(
-    node: Node, per_step: Mapping[str, set[Key]], times: Mapping[Key, int]
+    node: Node, per_node: Mapping[int, set[Key]], times: Mapping[Key, int]
 ) -> list[tuple[int, int]]:
     """The intervals of RSEP-QL event mappings the justifying items give (module
-    docstring); nothing for patterns of other papers, whose answers carry theirs."""
+    docstring; ``per_node`` the justifying events of each step by its node's ``id``);
+    nothing for patterns of other papers, whose answers carry theirs."""
     if isinstance(node, Match):
-        return _intervals(node.pattern, per_step, times)
+        return _intervals(node.pattern, per_node, times)
     if isinstance(node, EventJoin):
-        return _intervals(node.event, per_step, times)
+        return _intervals(node.event, per_node, times)
     if isinstance(node, Event):
-        label = f"EVENT <{node.window}>"
-        return sorted({(times[key], times[key]) for key in per_step.get(label, ())})
+        return sorted({(times[key], times[key]) for key in per_node.get(id(node), ())})
     if isinstance(node, Seq):
-        left = _intervals(node.left, per_step, times)
-        right = _intervals(node.right, per_step, times)
+        left = _intervals(node.left, per_node, times)
+        right = _intervals(node.right, per_node, times)
         return [(t1, t4) for t1, t2 in left for t3, t4 in right if t2 < t3]
     if isinstance(node, First | Last):
-        inner = _intervals(node.pattern, per_step, times)
+        inner = _intervals(node.pattern, per_node, times)
         if not inner:
             return []
         return [min(inner) if isinstance(node, First) else max(inner)]

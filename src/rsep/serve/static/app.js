@@ -50,7 +50,7 @@ function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
 }
 
-// A label with each <IRI> in it shortened: EVENT <http://example.org/w1> -> EVENT w1.
+// A label with each <IRI> in it shortened: <http://example.org/w1> -> w1.
 function shortLabel(text) {
   return String(text).replace(/<[^<>\s]*>/g, (iri) => short(iri));
 }
