@@ -60,7 +60,7 @@ from rsep.algebra.plan import (
     SubSelect,
 )
 from rsep.engine import incremental_query
-from rsep.engine.epsparql import EpsparqlQuery, sigma
+from rsep.engine.epsparql import sigma
 from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.terms import XSD
@@ -535,9 +535,51 @@ def test_input_contract() -> None:
     assert len(same(paper.plan_of(SeqJoin(named, later)), merged)) == 3
 
 
-def test_refused_plans() -> None:
-    """A plan that is not EP-SPARQL's is refused with the reason."""
-    bgp = StreamBgp(GraphPatternRef(expand("{ ?c :p ?x }"), frozenset({"c", "x"})))
-    joined = Plan(Select(), Dataset(streams=(S,)), EventJoin(bgp, GraphPatternRef("{ ?c ?p ?o }")))
-    with pytest.raises(UserError, match="graph pattern"):
-        EpsparqlQuery(joined)
+KB = EX + "kb"
+SECTORS = frozenset(
+    Triple(NamedNode(EX + company), NamedNode(EX + "sector"), Literal(sector))
+    for company, sector in [
+        ("umbrella", "pharma"),
+        ("cyberdyne", "robotics"),
+        ("cyberdyne", "defence"),
+        ("acme", "tech"),
+    ]
+)
+"""A background graph: each company's sectors (Cyberdyne has two, Globex none)."""
+
+
+@pytest.mark.parametrize("graphs", ["default", "named"])
+def test_a_pattern_beside_the_event_pattern_joins_its_solutions(graphs: str) -> None:
+    """Query (3) joined with a graph pattern over the dataset (an ``EventJoin``): each
+    solution with each compatible solution of the group beside it, over its interval, as
+    the oracle joins them at the instant: :umbrella with one sector, :cyberdyne with two;
+    the graph read as the default graph or through ``GRAPH <kb>``."""
+    base = paper.paper_plan("query3.epsparql")
+    assert isinstance(base.r2r, EventPattern)
+    if graphs == "default":
+        dataset = replace(base.dataset, default_graphs=(KB,))
+        text = "{ ?company :sector ?sector }"
+    else:
+        dataset = replace(base.dataset, named_graphs=(KB,))
+        text = "{ GRAPH :kb { ?company :sector ?sector } }"
+    beside = GraphPatternRef(expand(text), frozenset({"company", "sector"}))
+    plan = replace(
+        base,
+        r2r=EventJoin(base.r2r, beside),
+        dataset=dataset,
+        form=Select(("company", "sector")),
+    )
+    events = events_of(paper.fixture("stock.trig"))
+    expected = driving.oracle(plan, events, {KB: SECTORS})
+    for driver in BATCHES:
+        found = feed(incremental_query(plan, {KB: SECTORS}), events, driver)[0]
+        assert canonical(found) == expected, driver
+    pairs = sorted(
+        (line["bindings"]["company"], line["bindings"]["sector"])
+        for line in map(json.loads, expected)
+    )
+    assert pairs == [
+        (f"<{EX}cyberdyne>", '"defence"'),
+        (f"<{EX}cyberdyne>", '"robotics"'),
+        (f"<{EX}umbrella>", '"pharma"'),
+    ]

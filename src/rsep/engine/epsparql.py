@@ -37,6 +37,11 @@ go through :class:`rsep.engine.projection.Output` (SELECT expressions, projectio
 the streaming operator and the query form). State is bounded: ``max_runs`` solutions kept
 per operator, ``max_window_events`` occurrences.
 
+A pattern beside the EP-SPARQL pattern (an :class:`~rsep.algebra.plan.EventJoin`) is
+evaluated once over the static dataset, and each instant's solutions are joined with its
+solutions, keeping their intervals, before the projection: the oracle's join of an event
+pattern's answers with the group's solutions at the instant (``ContinuousQuery``).
+
 ``LeftJoin`` (SPARQL's OPTIONAL) has no plan node (docs/semantics.md: a group holding
 OPTIONAL stays one opaque stream pattern, which the oracle refuses too), so it is not here.
 """
@@ -64,6 +69,7 @@ from rsep.algebra.occurrences import TriplePatterns, derived_triples, sigma, tim
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Rule, SubSelect
 from rsep.engine.bgp import GroupMatcher
+from rsep.engine.continuous import InstantDataset
 from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
 from rsep.engine.projection import Output
 from rsep.engine.query import InstantQuery
@@ -565,14 +571,39 @@ def _annotate(node: _Node, bound: int | None) -> bool:
 
 def _root(plan: Plan) -> EventPattern:
     r2r = plan.r2r
-    if isinstance(r2r, EventJoin):
-        raise UserError(
-            "an EP-SPARQL pattern is evaluated over the stream only (Sect. 4.2): the engine "
-            "does not join it with a graph pattern; use --engine reference"
-        )
-    if not isinstance(r2r, EventPattern):
-        raise UserError(f"the plan's r2r is {type(r2r).__name__}, not an EP-SPARQL pattern")
-    return r2r
+    root = r2r.event if isinstance(r2r, EventJoin) else r2r
+    if not isinstance(root, EventPattern):
+        raise UserError(f"the plan's r2r is {type(root).__name__}, not an EP-SPARQL pattern")
+    return root
+
+
+def _beside(plan: Plan, graphs: Mapping[str, frozenset[Triple]]) -> list[Mu] | None:
+    """The solutions of the graph pattern beside the event pattern over the dataset's
+    graphs (static: evaluated once), or None when there is none."""
+    r2r = plan.r2r
+    if not isinstance(r2r, EventJoin):
+        return None
+    if r2r.graph.paths:
+        raise UserError("nested paths are CQELS-CEP's (Sect. 2.3), not EP-SPARQL's")
+    wanted = [*plan.dataset.default_graphs, *plan.dataset.named_graphs]
+    missing = [iri for iri in wanted if iri not in graphs]
+    if missing:
+        raise UserError("no content given for graph(s) " + ", ".join(f"<{i}>" for i in missing))
+    dataset = InstantDataset(plan, LiteralForms())
+    dataset.update([], graphs)
+    rows = dataset.query(f"SELECT *\nWHERE {{\n{r2r.graph.text}\n}}", 0)
+    return [Mu(row) for row in rows]
+
+
+def _joined(answers: Iterable[Solution], beside: list[Mu]) -> list[Solution]:
+    """Each answer joined with each compatible solution of the pattern beside it, over the
+    answer's interval (SPARQL 1.1 sec. 18.5 Join, RSEP-QL Sect. 4.2)."""
+    return [
+        (mu.join(other), t1, t2)
+        for mu, t1, t2 in answers
+        for other in beside
+        if mu.compatible(other)
+    ]
 
 
 def _derive(index: int, template: TriplePatterns, solution: Solution) -> list[Occurrence]:
@@ -604,6 +635,8 @@ class EpsparqlQuery(InstantQuery):
         """The ontology stream items are entailed with (``entailment``), or None."""
         super().__init__(plan, {iri: background(params, g) for iri, g in given.items()})
         root = _root(plan)
+        self.beside = _beside(plan, self.graphs)
+        """The solutions of the graph pattern beside the event pattern, or None."""
         self.rules: tuple[Rule, ...] = plan.closure_rules
         self.templates = tuple(
             TriplePatterns.parse("{ " + r.template + " }", "a CONSTRUCT template")
@@ -728,6 +761,8 @@ class EpsparqlQuery(InstantQuery):
                 break
             self._check_size(None, t)
         answers = list(self.root.now)
+        if self.beside is not None:
+            answers = _joined(answers, self.beside)
         for tree in self.trees:
             for node in tree.walk():
                 node.commit(self.max_runs)
