@@ -29,6 +29,7 @@ from test_timeline import DATA, EX, EXAMPLE_4, FakeQuery, FakeService, FakeStrea
 from rsep import Query
 from rsep.rdf.formats import read_events
 from rsep.serve import dashboard
+from rsep.serve.timeline import MAX_LIMIT
 
 with warnings.catch_warnings():  # Starlette's TestClient over httpx warns that it is deprecated
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -221,6 +222,11 @@ def test_timeline_route(figure_1_service: FakeService) -> None:
         assert client.get("/api/queries/nothing/timeline").status_code == 404
         bad = client.get("/api/queries/q/timeline", params={"since": "x"})
         assert bad.status_code == 400 and "since" in bad.json()["error"]
+        first = client.get("/api/queries/q/timeline", params={"since": 1, "limit": 1}).json()
+        assert [a["number"] for a in first["answers"]] == [2]
+        for limit in (0, MAX_LIMIT + 1):
+            refused = client.get("/api/queries/q/timeline", params={"limit": limit})
+            assert refused.status_code == 400 and "limit" in refused.json()["error"]
 
 
 def test_missing_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

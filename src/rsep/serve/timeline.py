@@ -68,7 +68,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENT_COLUMNS",
+    "LIMIT",
     "MATCH",
+    "MAX_LIMIT",
     "Justification",
     "QueryEntry",
     "Scope",
@@ -619,27 +621,37 @@ class TimelineSource(Protocol):
     def answers_since(self, name: str, since: int, limit: int = ...) -> list[dict[str, Any]]: ...
 
 
-def query_timeline(service: TimelineSource, name: str, since: int = 0) -> dict[str, Any]:
-    """The body of ``GET /api/queries/{name}/timeline?since=N``: :func:`timeline` over the
-    query's answers with ``seq`` above ``since`` and the recent events of the streams it
-    reads, plus ``streams`` (each ``name`` and ``iri``)."""
+_ALL = 1 << 62  # every recent event: the service keeps a bounded number
+
+LIMIT = 200
+"""How many answers one timeline request justifies unless it asks fewer (at most
+:data:`MAX_LIMIT`): the cost grows with the answers times the recent events (docs/serve.md
+gives figures)."""
+
+MAX_LIMIT = 1000
+
+
+def query_timeline(
+    service: TimelineSource, name: str, since: int = 0, limit: int = LIMIT
+) -> dict[str, Any]:
+    """The body of ``GET /api/queries/{name}/timeline?since=N&limit=M``: :func:`timeline`
+    over the query's first ``limit`` answers with ``seq`` above ``since`` and the recent
+    events of the streams it reads, plus ``streams`` (each ``name`` and ``iri``)."""
     registered = service.query(name)
     read = [s for s in service.streams.values() if s.iri in registered.streams]
     tables = [records_table(s.iri, service.events_since(s.name, 0, _ALL)) for s in read]
     events = pa.concat_tables(tables) if tables else _SCHEMA.empty_table()
-    answers = service.answers_since(name, since, _ALL)
+    answers = service.answers_since(name, since, limit)
     numbered = [(int(a["seq"]), {k: v for k, v in a.items() if k != "seq"}) for a in answers]
     body = timeline(registered.query, numbered, events)
     body["streams"] = [{"name": s.name, "iri": s.iri} for s in read]
     return body
 
 
-_ALL = 1 << 62  # no limit: the service keeps a bounded number of recent events and answers
-
-
 def timeline_routes(service: TimelineSource) -> list[BaseRoute]:
-    """The route ``GET /api/queries/{name}/timeline?since=N`` (:func:`query_timeline`); an
-    unknown query or a bad ``since`` is a 4xx with ``{"error": …}``."""
+    """The route ``GET /api/queries/{name}/timeline?since=N&limit=M``
+    (:func:`query_timeline`); an unknown query, a bad ``since`` or a ``limit`` outside 1 …
+    :data:`MAX_LIMIT` is a 4xx with ``{"error": …}``."""
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -649,10 +661,13 @@ def timeline_routes(service: TimelineSource) -> list[BaseRoute]:
         name = request.path_params["name"]
         try:
             since = int(request.query_params.get("since", "0"))
+            limit = int(request.query_params.get("limit", str(LIMIT)))
         except ValueError:
-            return JSONResponse({"error": "since is an integer (an answer's seq)"}, 400)
+            return JSONResponse({"error": "since and limit are integers"}, 400)
+        if not 1 <= limit <= MAX_LIMIT:
+            return JSONResponse({"error": f"limit is between 1 and {MAX_LIMIT}"}, 400)
         try:
-            body = await run_in_threadpool(query_timeline, service, name, since)
+            body = await run_in_threadpool(query_timeline, service, name, since, limit)
         except UserError as exc:
             return JSONResponse({"error": str(exc)}, getattr(exc, "status", 400))
         return JSONResponse(body)
