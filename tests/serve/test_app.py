@@ -301,8 +301,9 @@ def test_bad_requests_get_a_clear_4xx_and_disturb_nothing(
 ) -> None:
     """Malformed events (400 naming the line), an oversized body (413), unknown queries
     and streams (404), a missing or wrong token (401, 403), a SERVICE call, a graph outside
-    --allow (403), a bad query (400), a late event (counted, set aside): each refused with
-    ``{"error": …}`` while the registered query keeps answering the oracle's answers."""
+    --allow (403), a bad query (400), time moved too far ahead (400), a late event (counted,
+    set aside): each refused with ``{"error": …}`` while the registered query keeps
+    answering the oracle's answers."""
     server = serve(tmp_path / "state", "--allow", str(spaseq_tests), "--max-body", "4096").start()
     events = folder_events(spaseq_tests)[:8]
     texts = queries(spaseq_tests)
@@ -349,6 +350,11 @@ def test_bad_requests_get_a_clear_4xx_and_disturb_nothing(
         other = texts["rspql"].replace("example.org/main", "example.org/other")
         refused(client.post("/api/queries", json={"name": "o", "query": other}), 400, "register")
         refused(client.post("/api/watermark", json={"time": "soon"}), 400, "integer")
+        hours = 2 * 3_600_000
+        far = Event(MAIN, events[3].t_end + hours, events[3].t_end + hours, events[3].graph)
+        jump = client.post("/api/streams/main/events", content=nquads([far]), headers=nq)
+        refused(jump, 400, "--max-jump")
+        refused(client.post("/api/watermark", json={"time": far.t_end}), 400, "--max-jump")
         late = client.post("/api/streams/main/events", content=nquads(events[:1]), headers=nq)
         assert late.status_code == 201 and late.json()["late"] == 1
         push_http(client, events[4:])

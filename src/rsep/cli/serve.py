@@ -86,6 +86,15 @@ def add_parser(commands: Any) -> None:
         help="triples kept for a paused query (default 1000000; beyond, it fails)",
     )
     p.add_argument(
+        "--max-jump",
+        type=int,
+        default=3_600_000,
+        metavar="MS",
+        help="the furthest a push or the watermark may move time ahead of the latest event "
+        "(default 3600000, an hour; beyond: 400): a query decides every instant a window "
+        "closes at on the way",
+    )
+    p.add_argument(
         "--checkpoint-every",
         type=float,
         default=1.0,
@@ -118,6 +127,7 @@ def settings_of(args: argparse.Namespace) -> Any:
         burst=args.burst,
         max_runs=args.max_runs,
         max_backlog=args.max_backlog,
+        max_jump=args.max_jump,
         checkpoint_every=args.checkpoint_every,
         poll=args.poll,
     )

@@ -378,8 +378,9 @@ class Service:
             before = stream.seq
             answers = 0
             if table.num_rows:
-                stream.remember(table, self.settings.recent_events)
                 first = int(pc.min(table["t_end"]).as_py())
+                self._check_jump(int(pc.max(table["t_end"]).as_py()), first)
+                stream.remember(table, self.settings.recent_events)
                 pushed = Pushed(stream.iri, table, first)
                 moved = self.clock is not None and first > self.clock
                 self.clock = max(self.clock or first, int(pc.max(table["t_end"]).as_py()))
@@ -411,6 +412,7 @@ class Service:
                     f"events up to {self.clock} were pushed; the watermark cannot go "
                     f"before the latest of them",
                 )
+            self._check_jump(t)
             self.watermark = t
             arrived = time.monotonic()
             answers = sum(self._apply(q, t, arrived) for q in list(self.queries.values()))
@@ -418,6 +420,20 @@ class Service:
         if answers:
             self.changed()
         return {"watermark": t, "answers": answers}
+
+    def _check_jump(self, t: int, first: int | None = None) -> None:
+        """Refuse to move time to ``t`` more than ``--max-jump`` ms past the clock (or past
+        ``first``, a first push's earliest event): a query decides every instant a window
+        closes at up to the watermark, so one far jump would hold every query for long."""
+        now = self._floor()
+        start = first if now is None else now
+        if start is not None and t - start > self.settings.max_jump:
+            raise RequestError(
+                400,
+                f"time {t} is {t - start} ms past {start}, more than --max-jump "
+                f"{self.settings.max_jump} ms: push the events between, or start the server "
+                "with a larger --max-jump",
+            )
 
     def _floor(self) -> int | None:
         """The earliest event time a push may still hold."""

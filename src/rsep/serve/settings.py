@@ -27,13 +27,14 @@ class Settings:
     burst: int = 200
     max_runs: int = 100_000
     max_backlog: int = 1_000_000
+    max_jump: int = 3_600_000
     recent_events: int = 1_000
     recent_answers: int = 10_000
     checkpoint_every: float = 1.0
     poll: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("max_body", "burst", "max_runs", "max_backlog"):
+        for name in ("max_body", "burst", "max_runs", "max_backlog", "max_jump"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be positive")
         if self.rate < 0 or self.checkpoint_every < 0 or self.poll <= 0:
