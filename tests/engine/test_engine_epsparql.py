@@ -65,6 +65,7 @@ from rsep.errors import UserError
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.terms import XSD
 from rsep.semantics import epsparql as oracle_epsparql
+from rsep.semantics import evaluate
 
 S = paper.S
 S2 = EX + "S2"
@@ -583,3 +584,37 @@ def test_a_pattern_beside_the_event_pattern_joins_its_solutions(graphs: str) -> 
         (f"<{EX}cyberdyne>", '"robotics"'),
         (f"<{EX}umbrella>", '"pharma"'),
     ]
+
+
+STOCK_TIMES = (1298937600000, 1299283200000, 1299715200000, 1299888000000, 1300579200000)
+"""The instants of stock.trig: the 1st, 5th, 10th, 12th and 20th of March 2011."""
+
+
+@pytest.mark.parametrize("r2s", ["istream", "rstream", "dstream"])
+@pytest.mark.parametrize("form", ["select", "ask"])
+def test_start_gives_the_oracles_answers_from_start(r2s: str, form: str) -> None:
+    """From every ``start`` (before, at, between and after the instants), the engine's
+    answers are the oracle's from ``start``: no instant before it is reported, and the
+    first one at or after it compares with ∅ (RSP-QL Def. 21-22), so under IStream
+    :cyberdyne (the 10th) is streamed again at the 12th from a start on the 11th."""
+    base = paper.paper_plan("query3.epsparql")
+    params = base.parameters.with_values({"r2s": r2s}, Source.COMMAND_LINE)
+    plan = replace(base, parameters=params)
+    if form == "ask":
+        plan = replace(plan, form=Ask())
+    events = events_of(paper.fixture("stock.trig"))
+    streams = StreamSet.from_events(events)
+    day = 86_400_000
+    starts = sorted({t + shift for t in STOCK_TIMES for shift in (-day, 0, 1)})
+    for start in starts:
+        expected = canonical(evaluate(plan, streams, {}, start=start))
+        for driver in BATCHES:
+            found = feed(incremental_query(plan, start=start), events, driver)[0]
+            assert canonical(found) == expected, (start, driver)
+    eleventh = STOCK_TIMES[2] + day
+    answers = [json.loads(line) for line in canonical(evaluate(plan, streams, {}, start=eleventh))]
+    if (r2s, form) == ("istream", "select"):
+        assert sorted((a["time"], a["bindings"]["company"]) for a in answers) == [
+            (STOCK_TIMES[3], f"<{EX}cyberdyne>"),
+            (STOCK_TIMES[3], f"<{EX}umbrella>"),
+        ]

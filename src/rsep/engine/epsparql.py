@@ -621,12 +621,15 @@ class EpsparqlQuery(InstantQuery):
     """An EP-SPARQL plan evaluated incrementally (module docstring): push events, advance
     the watermark, get the oracle's results. The plan's :attr:`~Plan.closure_rules` (its
     own when it is a CONSTRUCT fed back, then the CONSTRUCT statements of other queries it
-    carries) make ``clos_Q(S)``."""
+    carries) make ``clos_Q(S)``; from ``start`` (the oracle's start of the range) the
+    answers are reported as :class:`~rsep.engine.projection.Output` says."""
 
     def __init__(
         self,
         plan: Plan,
         graphs: Mapping[str, frozenset[Triple]] | None = None,
+        *,
+        start: int | None = None,
     ) -> None:
         plan = apply_profile(plan)
         params = plan.parameters
@@ -652,7 +655,7 @@ class EpsparqlQuery(InstantQuery):
         self.rule_trees = [trees[r.pattern] for r in self.rules]
         self.max_runs = plan.parameters.max_runs
         self.max_events = plan.parameters.max_window_events
-        self.output = Output(plan)
+        self.output = Output(plan, start=start)
         self._sources: dict[str | None, int | None] = {}  # stream -> pruning bound
         for tree in self.trees:
             for node in tree.walk():

@@ -20,6 +20,11 @@ import: DESIGN.md keeps the two apart so that comparing them means something):
    CONSTRUCT graph per instant (the template instantiated with each mapping, SPARQL 1.1
    sec. 16.2, by pyoxigraph); one ASK boolean per instant.
 
+From a ``start`` (the oracle's start of the range), the instants before it are evaluated
+but not reported, and the first instant at or after it compares with ∅ (Def. 21-22): IStream
+streams the whole answer then, the mappings known before ``start`` among it (kept until then,
+at most ``max_window_events``).
+
 State is bounded: IStream remembers what it reported only while an answer with that
 interval can still come (:meth:`Output.forget`); RStream keeps the whole answer, at most
 ``max_window_events`` mappings.
@@ -53,10 +58,13 @@ def _key(mu: Mu, t1: int, t2: int) -> _Key:
 class Output:
     """The query form and streaming operator of a plan applied to an event pattern's
     answers (module docstring); :meth:`instant` is called at every evaluation instant.
-    ``answer_set``: the language's answer is a set, so projected duplicates are one."""
+    ``answer_set``: the language's answer is a set, so projected duplicates are one;
+    ``start``: no instant before it is reported (module docstring)."""
 
-    def __init__(self, plan: Plan, *, answer_set: bool = False) -> None:
+    def __init__(self, plan: Plan, *, answer_set: bool = False, start: int | None = None) -> None:
         self.form = plan.form
+        self.start = start
+        self._before: list[Answer] = []  # projected answers of the instants before start
         self.answer_set = answer_set
         self.r2s = plan.r2s
         self.report_empty = plan.parameters.output_empty
@@ -77,7 +85,15 @@ class Output:
                 self._known[answer] = answer[2]
                 fresh.append(answer)
         projected = [self._project(answer, matcher) for answer in fresh]
+        if self.start is not None and self.r2s is not R2S.RSTREAM:
+            if t < self.start:
+                self._before += projected
+                self._check_size(len(self._before))
+                return []
+            projected, self._before = self._before + projected, []
         streamed = self._stream(projected)
+        if self.start is not None and t < self.start:
+            return []
         return self._format(t, streamed, matcher)
 
     def forget(self, before: int) -> None:
@@ -112,12 +128,7 @@ class Output:
                     continue
                 self._answer_keys.add(key)
                 self._answer.append(answer)
-            if len(self._answer) > self.limit:
-                raise UserError(
-                    f"RStream repeats the whole answer at every instant and it holds "
-                    f"{len(self._answer)} mappings, more than max_window_events = {self.limit}: "
-                    f"use IStream (--set r2s=istream) or raise it (--set max_window_events=N)"
-                )
+            self._check_size(len(self._answer))
             return list(self._answer)
         out: list[Answer] = []
         now: set[_Key] = set()
@@ -130,6 +141,16 @@ class Output:
         for key in now:
             self._reported[key] = key[2]
         return out
+
+    def _check_size(self, size: int) -> None:
+        """``max_window_events`` bounds the answer kept whole (RStream's, or the one before
+        ``start``)."""
+        if size > self.limit:
+            raise UserError(
+                f"the whole answer is kept (RStream, or up to --start) and it holds {size} "
+                f"mappings, more than max_window_events = {self.limit}: use IStream "
+                "(--set r2s=istream) or raise it (--set max_window_events=N)"
+            )
 
     # the query form ------------------------------------------------------------------
 

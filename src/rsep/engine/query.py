@@ -159,11 +159,11 @@ def incremental_query(
 
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
     is the oracle's start of the time range; the RSP-QL evaluator reads both, the event
-    evaluators static graphs from their data's start (:func:`_static_only`)."""
+    evaluators static graphs, and EP-SPARQL's a ``start`` too."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
-        return SequenceQuery(plan, _static_only(plan, graphs, start, "SPAseq"))
+        return SequenceQuery(plan, _static_only(graphs, "SPAseq", start))
     if isinstance(plan.r2r, GraphPatternRef):
         from rsep.engine.continuous import ContinuousWindowQuery
 
@@ -174,15 +174,15 @@ def incremental_query(
     if Match in kinds:
         from rsep.engine.rsepql import RsepqlQuery
 
-        return RsepqlQuery(plan, _static_only(plan, graphs, start, "RSEP-QL"))
+        return RsepqlQuery(plan, _static_only(graphs, "RSEP-QL", start))
     if kinds & {CepSeq, CepWindow}:
         from rsep.engine.cqelscep import CqelscepQuery
 
-        return CqelscepQuery(plan, _static_only(plan, graphs, start, "CQELS-CEP"))
+        return CqelscepQuery(plan, _static_only(graphs, "CQELS-CEP", start))
     if StreamBgp in kinds:
         from rsep.engine.epsparql import EpsparqlQuery
 
-        return EpsparqlQuery(plan, _static_only(plan, graphs, start, "EP-SPARQL"))
+        return EpsparqlQuery(plan, _static_only(graphs, "EP-SPARQL"), start=start)
     raise UserError(
         f"the engine does not evaluate a plan whose r2r is {type(root).__name__}; "
         "use --engine reference"
@@ -190,16 +190,16 @@ def incremental_query(
 
 
 def _static_only(
-    plan: Plan,
     graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None,
-    start: int | None,
     language: str,
+    start: int | None = None,
 ) -> dict[str, frozenset[Triple]]:
-    """``graphs`` for an event evaluator, which reads static graphs from its data's
-    start: a time-varying graph that changes, or a ``start``, is refused with the reason."""
+    """``graphs`` for an event evaluator, which reads static graphs: a time-varying graph
+    that changes is refused with the reason, and so is a ``start`` (given here) for an
+    evaluator that starts at its data."""
     if start is not None:
         raise UserError(
-            f"--start on the engine is for RSP-QL graph patterns over windows; the {language} "
+            f"--start on the engine is for RSP-QL graph patterns and EP-SPARQL; the {language} "
             "evaluator starts at its data (use --engine reference)"
         )
     out: dict[str, frozenset[Triple]] = {}
