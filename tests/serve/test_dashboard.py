@@ -185,6 +185,18 @@ def test_dashboard(server: Server, page: Page, tmp_path: Path) -> None:
     assert new, "a4 b4 c4 answers once its events arrived"
     page.wait_for_selector(f"#timeline g.answer[data-answer='{new[0]['seq']}']", timeout=WAIT_MS)
     assert page.locator("#timeline g.event").count() == 7
+    # the charts read /metrics every two seconds: the push shows as events per second and
+    # as the query's push-to-answers latency
+    page.wait_for_function(
+        "/events in \\(all streams\\): [1-9]/.test("
+        "document.querySelector('#throughput-legend').textContent)",
+        timeout=WAIT_MS,
+    )
+    page.wait_for_function(
+        "/mean \\(fig1\\): [0-9]/.test(document.querySelector('#latency-legend').textContent)",
+        timeout=WAIT_MS,
+    )
+    assert page.locator("#throughput-chart path.series").count() == 2
     live = artifact(tmp_path, "dashboard-live.png")
     page.screenshot(path=str(live), full_page=True)
     print(f"dashboard screenshot after a live push: {live}")
