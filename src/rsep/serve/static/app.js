@@ -144,6 +144,7 @@ async function select(name) {
   state.lastSeq = -1;
   history.replaceState(null, "", `#query=${encodeURIComponent(name)}`);
   renderQueries();
+  drawCharts();  // the charts follow the selected query
   try {
     state.detail = await api(`/api/queries/${encodeURIComponent(name)}`);
   } catch (error) {
@@ -223,7 +224,7 @@ function drawTimeline() {
   const data = state.timeline;
   const chart = document.getElementById("timeline");
   clear(chart);
-  const answers = data.answers.filter((a) => a.justification).slice(-ANSWERS_DRAWN);
+  const answers = data.answers.map(justified).slice(-ANSWERS_DRAWN);
   const lanes = data.streams.map((s) => s.iri);
   for (const event of data.events) if (!lanes.includes(event.stream)) lanes.push(event.stream);
   const names = new Map(data.streams.map((s) => [s.iri, s.name]));
@@ -289,8 +290,7 @@ function drawTimeline() {
     const group = svg("g", { class: "answer", "data-answer": entry.number, tabindex: 0 });
     group.classList.toggle("selected", entry.number === state.answer);
     group.append(svg("rect", { x: 0, y: y - rowH / 2, width, height: rowH, class: "row-hit" }));
-    const bindings = Object.entries(entry.answer.bindings || {})
-      .map(([k, v]) => `${k}=${short(v)}`).join(" ");
+    const bindings = summary(entry.answer);
     const label = svg("text", { x: 8, y: y + 4, class: "answer-label" },
       clip(`#${entry.number} ${bindings}`, 26));
     label.append(svg("title", {}, `answer #${entry.number} at ${entry.answer.time}: ${bindings}`));
@@ -308,12 +308,12 @@ function drawTimeline() {
       group.append(svg("line", { x1: x(a), x2: x(a), y1: y - 5, y2: y + 5, class: "interval-end" }));
       group.append(svg("line", { x1: x(b), x2: x(b), y1: y - 5, y2: y + 5, class: "interval-end" }));
     }
+    const t = x(entry.answer.time);  // the answer's time, under the dots that may share it
+    group.append(svg("path", { d: `M${t} ${y - 7} L${t + 5} ${y} L${t} ${y + 7} L${t - 5} ${y} Z`,
+      class: "answer-time" }));
     for (const event of entry.justification.events) {
       group.append(svg("circle", { cx: x(event.time), cy: y, r: 4, class: "just" }));
     }
-    const t = x(entry.answer.time);
-    group.append(svg("path", { d: `M${t} ${y - 7} L${t + 5} ${y} L${t} ${y + 7} L${t - 5} ${y} Z`,
-      class: "answer-time" }));
     group.addEventListener("click", () => showAnswer(entry.number));
     group.addEventListener("keydown", (e) => { if (e.key === "Enter") showAnswer(entry.number); });
     chart.append(group);
@@ -322,6 +322,23 @@ function drawTimeline() {
     chart.append(svg("text", { x: left, y: rowsTop + 14, class: "hint" }, "no answer yet"));
   }
   if (state.answer !== null) showAnswer(state.answer);
+}
+
+// An answer of the timeline with a justification to draw: a CONSTRUCT or ASK answer has
+// no bindings to justify (rsep.serve.timeline.timeline), so an empty one that says so.
+function justified(entry) {
+  if (entry.justification) return entry;
+  const note = "a CONSTRUCT or ASK answer has no bindings: no events are drawn for it";
+  return { ...entry, justification: { scopes: [], events: [], intervals: [], notes: [note] } };
+}
+
+// An answer in a few words: its bindings, its triples' count, or its boolean.
+function summary(answer) {
+  if (answer.bindings) {
+    return Object.entries(answer.bindings).map(([k, v]) => `${k}=${short(v)}`).join(" ");
+  }
+  if (answer.triples) return `${answer.triples.length} triples`;
+  return `ASK ${answer.boolean}`;
 }
 
 function bracket(scope) {
@@ -346,8 +363,9 @@ function ticks(lo, hi, count) {
 }
 
 function showAnswer(number) {
-  const entry = state.timeline && state.timeline.answers.find((a) => a.number === number);
-  if (!entry || !entry.justification) return;
+  const found = state.timeline && state.timeline.answers.find((a) => a.number === number);
+  if (!found) return;
+  const entry = justified(found);
   state.answer = number;
   const justification = entry.justification;
   document.querySelectorAll("#timeline g.answer").forEach((g) => {
@@ -366,6 +384,16 @@ function showAnswer(number) {
   for (const [name, term] of Object.entries(entry.answer.bindings || {})) {
     const row = el("tr", { "data-variable": name });
     row.append(el("td", {}, `?${name}`), el("td", {}, term));
+    body.append(row);
+  }
+  for (const triple of entry.answer.triples || []) {
+    const row = el("tr", { class: "triple" });
+    row.append(el("td", {}, "triple"), el("td", {}, triple));
+    body.append(row);
+  }
+  if ("boolean" in entry.answer) {
+    const row = el("tr");
+    row.append(el("td", {}, "ASK"), el("td", {}, String(entry.answer.boolean)));
     body.append(row);
   }
   const spans = [];
