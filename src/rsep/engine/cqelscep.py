@@ -326,10 +326,12 @@ class IntervalOutput(Output):
     the window's (items leave, a negated match removes one), so IStream is ``Ψ(t) \\
     Ψ(t_prev)`` over the previous evaluation instant (RSP-QL Def. 21), DStream ``Ψ(t_prev)
     \\ Ψ(t)``, RStream ``Ψ(t)``, each after the projection and one copy per mapping (Eq. (1)
-    is a set)."""
+    is a set). From ``start``, no instant before it is reported and the first one compares
+    with ∅ (the answer at ``t`` depends on ``t`` alone: the windows evict, nothing is
+    consumed)."""
 
-    def __init__(self, plan: Plan) -> None:
-        super().__init__(plan, answer_set=True)
+    def __init__(self, plan: Plan, start: int | None = None) -> None:
+        super().__init__(plan, answer_set=True, start=start)
         self._previous: dict[_Key, Answer] = {}
         self._projected: dict[Answer, tuple[_Key, Answer]] = {}
         self._last: object = None
@@ -344,6 +346,9 @@ class IntervalOutput(Output):
         """The results at evaluation instant ``t`` given the whole answer ``Ψ(t)``; each
         answer's projection is remembered while answers repeat (at most
         ``max_window_events``)."""
+        if self.start is not None and t < self.start:
+            self._last, self._previous = None, {}
+            return []
         if found is self._last:  # the very answer of the instant before: nothing changed
             same = list(self._previous.values()) if self.r2s is R2S.RSTREAM else []
             return self._format(t, same, matcher)
@@ -371,9 +376,16 @@ class IntervalOutput(Output):
 
 class CqelscepQuery(IncrementalQuery):
     """A CQELS-CEP query ``Q = (V, P, D, EC)`` (Sect. 3.2) evaluated incrementally
-    (module docstring): push events, advance the watermark, get the oracle's results."""
+    (module docstring): push events, advance the watermark, get the oracle's results, from
+    ``start`` (the oracle's start of the range: :class:`IntervalOutput`)."""
 
-    def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        graphs: Mapping[str, frozenset[Triple]] | None = None,
+        *,
+        start: int | None = None,
+    ) -> None:
         plan = apply_profile(plan)
         given = graphs or {}
         self.closure = engine_closure(plan.parameters, given)
@@ -424,7 +436,7 @@ class CqelscepQuery(IncrementalQuery):
             p: self._background(p, background_graph) for p in dict.fromkeys(patterns)
         }
         self.root_background = background
-        self.output = IntervalOutput(plan)
+        self.output = IntervalOutput(plan, start)
         self._last_join: dict[GraphPatternRef, tuple[Omega, Omega]] = {}
         self._heap: list[int] = []
         self._pending: set[int] = set()

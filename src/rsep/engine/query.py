@@ -159,7 +159,7 @@ def incremental_query(
 
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
     is the oracle's start of the time range; the RSP-QL evaluator reads both, the event
-    evaluators static graphs, and EP-SPARQL's a ``start`` too."""
+    evaluators static graphs, and EP-SPARQL's and CQELS-CEP's a ``start`` too."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
@@ -178,7 +178,7 @@ def incremental_query(
     if kinds & {CepSeq, CepWindow}:
         from rsep.engine.cqelscep import CqelscepQuery
 
-        return CqelscepQuery(plan, _static_only(graphs, "CQELS-CEP", start))
+        return CqelscepQuery(plan, _static_only(graphs, "CQELS-CEP"), start=start)
     if StreamBgp in kinds:
         from rsep.engine.epsparql import EpsparqlQuery
 
@@ -199,8 +199,8 @@ def _static_only(
     evaluator that starts at its data."""
     if start is not None:
         raise UserError(
-            f"--start on the engine is for RSP-QL graph patterns and EP-SPARQL; the {language} "
-            "evaluator starts at its data (use --engine reference)"
+            "--start on the engine is for RSP-QL graph patterns, EP-SPARQL and CQELS-CEP; "
+            f"the {language} evaluator starts at its data (use --engine reference)"
         )
     out: dict[str, frozenset[Triple]] = {}
     for iri, graph in (graphs or {}).items():
