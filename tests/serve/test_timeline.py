@@ -420,3 +420,25 @@ def test_query_timeline(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
         justification = entry["justification"]
         assert justification["intervals"] == [[4, 6], [4, 8]]
         assert [e["seq"] for e in justification["events"]] == [2, 3, 4]
+
+
+def test_all_ended_reads_since_the_previous_answer() -> None:
+    """``window.present = all_ended`` reads every window closed since the previous
+    evaluation: the timeline takes the previous answer's time for it, so each answer of
+    Example 3's window (closing at 5, 7, 9, …, each an evaluation) is bounded by the one
+    window that closed at its time, (t - 5, t]."""
+    query = Query(
+        f"""PREFIX : <{EX}>
+SELECT ?who
+FROM NAMED WINDOW :w ON :S_nearby [RANGE PT0.005S STEP PT0.002S]
+WHERE {{ WINDOW :w {{ ?who :isNearby ?shop }} }}""",
+        window_present="all_ended",
+    )
+    events = list(read_events(DATA / "s_nearby.tnt", stream=EX + "S_nearby"))
+    answers = list(query.run(events, engine="reference"))
+    body = timeline(query, list(enumerate(answers, 1)), event_table(enumerate(events, 1)))
+    assert {a["answer"]["time"] for a in body["answers"]} == {5, 7, 9, 11, 13, 15}
+    for entry in body["answers"]:
+        t = entry["answer"]["time"]
+        scopes = [(s["start"], s["end"]) for s in entry["justification"]["scopes"]]
+        assert scopes == [(t - 5, t)]

@@ -27,6 +27,7 @@ comparisons per triple pattern (:func:`event_table` builds one from events).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -533,13 +534,25 @@ def timeline(
     """The body of ``GET /api/queries/{name}/timeline``: ``events``, each event of the table
     once (``seq``, ``stream``, ``time``, ``end``, ``triples``), and ``answers``, each
     numbered answer with its justification (:func:`justify`); an answer that is not a
-    SELECT result (CONSTRUCT, ASK) is listed with its time alone."""
+    SELECT result (CONSTRUCT, ASK) is listed with its time alone. Answers come in time
+    order; the latest earlier answer time stands for the previous evaluation (``previous``
+    of :func:`justify`: it may be earlier than the true one, never later, so an
+    ``all_ended`` window is drawn whole). Equal answers (a bag) are justified once."""
     listed = []
+    times: list[int] = []
+    done: dict[str, dict[str, Any]] = {}
     for number, answer in answers:
         data = answer.to_json() if isinstance(answer, SelectResult) else dict(answer)
         entry: dict[str, Any] = {"number": number, "answer": data}
+        time = int(data["time"])
+        if not times or times[-1] != time:
+            times.append(time)
         if "bindings" in data:
-            entry["justification"] = justify(plan_or_query, data, events).to_json()
+            previous = times[-2] if len(times) > 1 else None
+            key = json.dumps([data, previous], sort_keys=True)
+            if key not in done:
+                done[key] = justify(plan_or_query, data, events, previous=previous).to_json()
+            entry["justification"] = done[key]
         listed.append(entry)
     return {"events": _event_list(events), "answers": listed}
 
