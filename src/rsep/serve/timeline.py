@@ -58,7 +58,7 @@ from rsep.algebra.gpm import TriplePattern, group_of
 from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.window import CountWindow, Extent, WindowBounds
 from rsep.errors import UserError
-from rsep.rdf.results import SelectResult
+from rsep.rdf.results import Result, SelectResult
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -528,7 +528,7 @@ def _intervals(
 
 def timeline(
     plan_or_query: Plan | Query,
-    answers: Iterable[tuple[int, SelectResult | Mapping[str, Any]]],
+    answers: Iterable[tuple[int, Result | Mapping[str, Any]]],
     events: pa.Table,
 ) -> dict[str, Any]:
     """The body of ``GET /api/queries/{name}/timeline``: ``events``, each event of the table
@@ -542,7 +542,7 @@ def timeline(
     times: list[int] = []
     done: dict[str, dict[str, Any]] = {}
     for number, answer in answers:
-        data = answer.to_json() if isinstance(answer, SelectResult) else dict(answer)
+        data = dict(answer) if isinstance(answer, Mapping) else answer.to_json()
         entry: dict[str, Any] = {"number": number, "answer": data}
         time = int(data["time"])
         if not times or times[-1] != time:
