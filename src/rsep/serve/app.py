@@ -348,6 +348,7 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub.loop = asyncio.get_running_loop()
         hub.event = asyncio.Event()
+        service.start()
         poller = asyncio.create_task(_poll(service, settings.poll))
         ready["ready"] = True
         try:
@@ -394,11 +395,11 @@ async def _answers(
 
 
 async def _poll(service: Service, every: float) -> None:
-    """Read the streams' folders every ``every`` seconds (:meth:`Service.poll_sources`)."""
+    """Read the streams' folders every ``every`` seconds (:meth:`Service.poll`)."""
     while True:
         await asyncio.sleep(every)
         try:
-            await run_in_threadpool(service.poll_sources)
+            await run_in_threadpool(service.poll)
         except Exception as exc:  # a folder's trouble must not stop the service
             print(f"rsep serve: reading the sources: {exc!r}", file=sys.stderr)
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from rsep.rdf.event import Event
+    from rsep.serve.sources import KafkaReader
 
 FORMATS = {"nquads": ".nq", "trig": ".trig", "jsonld": ".jsonld", "tnt": ".tnt"}
 """The stream formats a body is pushed in, by name, with the suffix the readers know them
@@ -130,6 +131,7 @@ class Stream:
     source: str | None = None
     format: str | None = None
     seen: set[str] = field(default_factory=set)
+    offsets: dict[int, int] = field(default_factory=dict)
     seq: int = 0
     triples: int = 0
     late: int = 0
@@ -284,6 +286,8 @@ class Service:
         self.changed: Callable[[], None] = lambda: None
         self._lock = threading.RLock()
         self._saved = 0.0
+        self._started = False
+        self._readers: dict[str, KafkaReader] = {}
         if settings.state is not None:
             self._load(settings.state)
 
@@ -304,21 +308,7 @@ class Service:
         if fmt is not None and fmt not in FORMATS:
             raise RequestError(400, f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
         if source is not None:
-            if not isinstance(source, str):
-                raise RequestError(400, "a stream's source is a folder")
-            if source.startswith("kafka:"):
-                raise RequestError(
-                    400,
-                    "a stream reads a folder of arriving files; push Kafka's messages "
-                    "over POST or WebSocket (a Kafka source is not part of rsep serve yet)",
-                )
-            try:
-                folder = self.settings.allowed_path(source)
-            except UserError as exc:
-                raise RequestError(403, str(exc)) from None
-            if not folder.is_dir():
-                raise RequestError(400, f"{source}: not a folder")
-            source = str(folder)
+            source = self._source(source)
         with self._lock:
             if name in self.streams:
                 raise RequestError(409, f"a stream named {name} exists")
@@ -327,7 +317,39 @@ class Service:
             stream = Stream(name, iri, source, fmt)
             self.streams[name] = stream
             self._save(force=True)
+            if self._started:
+                self._read(stream)
             return stream.describe()
+
+    def _source(self, source: object) -> str:
+        """A stream's source: a folder under ``--allow`` or a topic of an allowed broker."""
+        if not isinstance(source, str):
+            raise RequestError(400, "a stream's source is a folder or kafka://host:port/topic")
+        try:
+            if source.startswith("kafka:"):
+                return self.settings.allowed_kafka(source)
+            folder = self.settings.allowed_path(source)
+        except UserError as exc:
+            raise RequestError(403, str(exc)) from None
+        if not folder.is_dir():
+            raise RequestError(400, f"{source}: not a folder")
+        return str(folder)
+
+    def start(self) -> None:
+        """Start reading the streams' Kafka topics (folders are read by :meth:`poll`)."""
+        with self._lock:
+            self._started = True
+            for stream in self.streams.values():
+                self._read(stream)
+
+    def _read(self, stream: Stream) -> None:
+        """Start the thread that consumes ``stream``'s topic, if it has one."""
+        from rsep.serve.sources import KafkaReader
+
+        if stream.source is not None and stream.source.startswith("kafka:"):
+            reader = KafkaReader(self, stream)
+            self._readers[stream.name] = reader
+            reader.start()
 
     def stream(self, name: str) -> Stream:
         """The stream ``name`` (404 when there is none)."""
@@ -341,6 +363,9 @@ class Service:
             if readers:
                 raise RequestError(409, f"queries {', '.join(readers)} read stream {name}")
             del self.streams[name]
+            reader = self._readers.pop(name, None)
+            if reader is not None:
+                reader.stop()
             self._save(force=True)
 
     def events_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:
@@ -348,9 +373,13 @@ class Service:
         with self._lock:
             return [e for e in self.stream(name).recent if e["seq"] > since][:limit]
 
-    def push(self, name: str, body: bytes, fmt: str) -> dict[str, Any]:
+    def push(
+        self, name: str, body: bytes, fmt: str, offsets: Mapping[int, int] | None = None
+    ) -> dict[str, Any]:
         """Parse ``body`` once and feed it to every query (module docstring); what was
-        taken: events, triples, late events set aside, answers given."""
+        taken: events, triples, late events set aside, answers given. ``offsets`` are a
+        topic's next offsets after the body (a Kafka source), kept with the stream even
+        when the body is refused."""
         stream = self.stream(name)
         try:
             table = parse_body(body, fmt, stream.iri)
@@ -359,14 +388,22 @@ class Service:
                 stream.bad += 1
                 stream.last_error = str(exc)
                 self.bad += 1
+                stream.offsets.update(offsets or {})
             raise
-        return self.take(stream, table, time.monotonic())
+        return self.take(stream, table, time.monotonic(), offsets)
 
-    def take(self, stream: Stream, table: pa.Table, arrived: float) -> dict[str, Any]:
+    def take(
+        self,
+        stream: Stream,
+        table: pa.Table,
+        arrived: float,
+        offsets: Mapping[int, int] | None = None,
+    ) -> dict[str, Any]:
         """Feed a parsed table of ``stream`` to every query, late events set aside."""
         import pyarrow.compute as pc
 
         with self._lock:
+            stream.offsets.update(offsets or {})
             floor = self._floor()
             late = 0
             if floor is not None and table.num_rows:
@@ -444,29 +481,14 @@ class Service:
         ]
         return max(marks) if marks else None
 
-    def poll_sources(self) -> None:
-        """Read the files that arrived in the streams' folders (each once, in name
-        order); a bad file is counted and its error kept on the stream."""
+    def poll(self) -> None:
+        """Read the files that arrived in the streams' folders
+        (:func:`rsep.serve.sources.read_folder`)."""
+        from rsep.serve.sources import read_folder
+
         for stream in list(self.streams.values()):
-            if stream.source is None:
-                continue
-            folder = Path(stream.source)
-            try:
-                names = sorted(p.name for p in folder.iterdir() if p.is_file())
-            except OSError as exc:
-                stream.last_error = f"{folder}: {exc.strerror or exc}"
-                continue
-            for file in names:
-                if file in stream.seen or file.startswith("."):
-                    continue
-                path = folder / file
-                fmt = stream.format or _format_of_file(path)
-                with self._lock:
-                    stream.seen.add(file)
-                try:
-                    self.push(stream.name, path.read_bytes(), fmt)
-                except (UserError, OSError) as exc:
-                    stream.last_error = f"{file}: {exc}"
+            if stream.source is not None and not stream.source.startswith("kafka:"):
+                read_folder(self, stream)
 
     # queries ----------------------------------------------------------------------------
 
@@ -763,8 +785,14 @@ class Service:
     # state ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Keep the state (a clean stop loses nothing)."""
+        """Stop the topics' readers and keep the state (a clean stop loses nothing)."""
+        readers = list(self._readers.values())
+        for reader in readers:
+            reader.stop()
+        for reader in readers:
+            reader.join(5)
         with self._lock:
+            self._started = False
             self._save(force=True)
 
     def _save(self, force: bool = False) -> None:
@@ -802,6 +830,7 @@ class Service:
                         if k in ("name", "iri", "source", "format")
                     },
                     "seen": sorted(s.seen),
+                    "offsets": {str(k): v for k, v in s.offsets.items()},
                     "seq": s.seq,
                     "triples": s.triples,
                     "late": s.late,
@@ -827,6 +856,7 @@ class Service:
         for item in registry.get("streams", []):
             stream = Stream(item["name"], item["iri"], item.get("source"), item.get("format"))
             stream.seen = set(item.get("seen", []))
+            stream.offsets = {int(k): int(v) for k, v in item.get("offsets", {}).items()}
             stream.seq, stream.triples = item.get("seq", 0), item.get("triples", 0)
             stream.late, stream.bad = item.get("late", 0), item.get("bad", 0)
             self.streams[stream.name] = stream
@@ -897,10 +927,3 @@ def _refuse_services(query: Query) -> None:
             "the query calls a SPARQL SERVICE: rsep serve reads no network resource "
             "on a query's behalf",
         )
-
-
-def _format_of_file(path: Path) -> str:
-    """The stream format of an arriving file (:func:`rsep.rdf.formats.detect_format`)."""
-    from rsep.rdf.formats import detect_format
-
-    return str(detect_format(path).value)
