@@ -22,7 +22,7 @@ import pyarrow as pa
 import pytest
 from pyoxigraph import Literal, NamedNode, Triple
 
-from rsep import Event, Query, SelectResult, UserError
+from rsep import AskResult, Event, Query, SelectResult, UserError
 from rsep.rdf.event import StreamSet
 from rsep.rdf.formats import read_events
 from rsep.serve.timeline import (
@@ -330,6 +330,8 @@ def test_timeline_body(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
     assert [a["number"] for a in body["answers"]] == [10, 11, 12]
     intervals = sorted(tuple(map(tuple, a["justification"]["intervals"])) for a in body["answers"])
     assert intervals == [((2, 6),), ((4, 6), (4, 8)), ((4, 6), (4, 8))]
+    ask = timeline(query, [(1, AskResult(8, True))], table)["answers"]
+    assert ask == [{"number": 1, "answer": {"time": 8, "boolean": True}}]  # nothing to justify
 
 
 class Unknown(UserError):
