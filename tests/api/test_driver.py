@@ -174,7 +174,7 @@ def test_the_event_evaluators_say_why_they_take_no_start(engine: str) -> None:
     """SPAseq's evaluator starts at its data: ``start`` on the engine is refused with the
     reason, before any Spark job."""
     query = rsep.Query(SPASEQ)
-    with pytest.raises(UserError, match="--start on the engine is for RSP-QL graph patterns"):
+    with pytest.raises(UserError, match="--start on the engine is for RSP-QL, RSEP-QL, EP-SPARQL"):
         query.run({EX + "S_nearby": DATA / "s_nearby.tnt"}, STATIC_SHOPS, engine=engine, start=3)
 
 
@@ -184,3 +184,57 @@ def test_the_event_evaluators_say_why_they_take_no_changing_graph() -> None:
     query = rsep.Query(SPASEQ)
     with pytest.raises(UserError, match="time-varying graph that changes; the engine's SPAseq"):
         query.run({EX + "S_nearby": DATA / "s_nearby.tnt"}, SHOPS, engine="local")
+
+
+RSEPQL = f"""PREFIX : <{EX}>
+REGISTER {{r2s}} :out AS
+SELECT ?who ?other ?owner
+FROM :G_shops
+FROM NAMED WINDOW :w ON :S_nearby [RANGE 10 STEP 2]
+WHERE {{{{
+  MATCH ( EVENT :w {{{{ ?who :isNearby ?shop }}}} SEQ EVENT :w {{{{ ?other :isNearby ?shop }}}} )
+  ?owner :owns ?shop
+}}}}
+"""
+"""RSEP-QL: two people near one shop, one after the other (Eq. (7)), joined with the
+time-varying G_shops beside MATCH."""
+
+
+RSEPQL_ANSWERS = {
+    ("RSTREAM", None): [
+        (10, "carl", "eve", "alice"),
+        (10, "diana", "carl", "alice"),
+        (10, "diana", "eve", "alice"),
+        (12, "carl", "eve", "alice"),
+    ],
+    ("ISTREAM", None): [
+        (10, "carl", "eve", "alice"),
+        (10, "diana", "carl", "alice"),
+        (10, "diana", "eve", "alice"),
+    ],
+    ("RSTREAM", 11): [(12, "carl", "eve", "alice")],
+    ("ISTREAM", 11): [(12, "carl", "eve", "alice")],
+}
+"""The oracle's answers: from 11, IStream streams Carl then Eve again at 12 (compared with
+∅); 14 and later have none, Alice owning no shop in g'_shops."""
+
+
+@pytest.mark.parametrize(("r2s", "start"), sorted(RSEPQL_ANSWERS, key=str))
+def test_rsepql_reads_the_time_varying_graph_from_start(r2s: str, start: int | None) -> None:
+    """RSEP-QL's MATCH beside a pattern over the time-varying G_shops, from ``start``: the
+    engine's answers are the oracle's."""
+    query = rsep.Query(RSEPQL.format(r2s=r2s))
+    names = ("who", "other", "owner")
+    expected = rows(query.run(STREAMS, SHOPS, engine="reference", start=start), names)
+    assert expected == RSEPQL_ANSWERS[r2s, start]
+    assert rows(query.run(STREAMS, SHOPS, engine="local", start=start), names) == expected
+
+
+def test_rsepql_from_14_reads_g_shops_prime() -> None:
+    """From 14 the window (4, 14] still pairs Carl and Eve near :a, but G_shops(14) has no
+    owner of :a: no answer, where the static g_shops gives Alice at 14."""
+    query = rsep.Query(RSEPQL.format(r2s="ISTREAM"))
+    names = ("who", "other", "owner")
+    assert rows(query.run(STREAMS, SHOPS, engine="local", start=14), names) == []
+    static = rows(query.run(STREAMS, STATIC_SHOPS, engine="local", start=14), names)
+    assert static[:1] == [(14, "carl", "eve", "alice")]

@@ -158,8 +158,8 @@ def incremental_query(
     window state (:mod:`rsep.engine.continuous`).
 
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
-    is the oracle's start of the time range; the RSP-QL evaluator reads both, the event
-    evaluators static graphs, and EP-SPARQL's and CQELS-CEP's a ``start`` too."""
+    is the oracle's start of the time range; the RSP-QL and RSEP-QL evaluators read both,
+    EP-SPARQL's and CQELS-CEP's static graphs and a ``start``, SPAseq's static graphs."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
@@ -174,7 +174,7 @@ def incremental_query(
     if Match in kinds:
         from rsep.engine.rsepql import RsepqlQuery
 
-        return RsepqlQuery(plan, _static_only(graphs, "RSEP-QL", start))
+        return RsepqlQuery(plan, graphs, start=start)
     if kinds & {CepSeq, CepWindow}:
         from rsep.engine.cqelscep import CqelscepQuery
 
@@ -199,16 +199,16 @@ def _static_only(
     evaluator that starts at its data."""
     if start is not None:
         raise UserError(
-            "--start on the engine is for RSP-QL graph patterns, EP-SPARQL and CQELS-CEP; "
-            f"the {language} evaluator starts at its data (use --engine reference)"
+            "--start on the engine is for RSP-QL, RSEP-QL, EP-SPARQL and CQELS-CEP; the "
+            f"{language} evaluator starts at its data (use --engine reference)"
         )
     out: dict[str, frozenset[Triple]] = {}
     for iri, graph in (graphs or {}).items():
         if not isinstance(graph, AbstractSet):
             raise UserError(
                 f"<{iri}> is a time-varying graph that changes; the engine's {language} "
-                "evaluator reads static graphs (RSP-QL graph patterns read time-varying "
-                "ones; use --engine reference)"
+                "evaluator reads static graphs (RSP-QL and RSEP-QL read time-varying ones; "
+                "use --engine reference)"
             )
         out[iri] = frozenset(graph)
     return out
