@@ -7,6 +7,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const POLL_MS = 2000;        // /metrics, the query and stream lists
 const HISTORY = 90;          // samples kept for the charts
 const ANSWERS_DRAWN = 40;    // the latest answers the timeline draws
+const REFRESH_MS = 1000;     // new answers redraw the timeline at most once a second
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
 
 const state = {
@@ -197,7 +198,7 @@ function scheduleTimeline() {
   state.pending = setTimeout(() => {
     state.pending = null;
     refreshTimeline();
-  }, 250);
+  }, REFRESH_MS);
 }
 
 async function refreshTimeline() {
