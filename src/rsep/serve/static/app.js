@@ -303,6 +303,11 @@ function drawTimeline() {
         height: 16, class: scope.label === "match" ? "scope match" : "scope" });
       rect.append(svg("title", {}, `${shortLabel(scope.label)} ${bracket(scope)}`));
       group.append(rect);
+      // each bounded side: a solid edge when the bound belongs to the span, dashed if not
+      [[scope.start, scope.bounds[0] === "["], [scope.end, scope.bounds[1] === "]"]]
+        .filter(([t]) => t !== null)
+        .forEach(([t, closed]) => group.append(svg("line", { x1: x(t), x2: x(t), y1: y - 9,
+          y2: y + 9, class: closed ? "bound closed" : "bound open" })));
     }
     for (const [a, b] of entry.justification.intervals) {
       group.append(svg("line", { x1: x(a), x2: x(b), y1: y, y2: y, class: "interval" }));
