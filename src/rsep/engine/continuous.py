@@ -70,7 +70,7 @@ from rsep.rdf.terms import RDF_LANG_STRING, XSD_STRING, Term
 from rsep.reasoning.closure import entail_events
 from rsep.reasoning.regime import MaterialisedGraph, background, engine_closure
 
-__all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying"]
+__all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying", "background_source"]
 
 
 @runtime_checkable
@@ -328,7 +328,7 @@ class ContinuousWindowQuery(IncrementalQuery):
                 "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
             )
         self._sources: dict[str, frozenset[Triple] | TimeVarying] = {
-            iri: _background(params, _source(given[iri])) for iri in wanted
+            iri: background_source(params, given[iri]) for iri in wanted
         }
         self.closure = engine_closure(params, given)
         """The ontology stream items are entailed with (``entailment``), or None."""
@@ -632,22 +632,15 @@ class ContinuousWindowQuery(IncrementalQuery):
         )
 
 
-def _background(
-    params: Parameters, source: frozenset[Triple] | TimeVarying
-) -> frozenset[Triple] | TimeVarying:
-    """A background graph as ``entailment`` reads it (each instantaneous graph
-    materialised)."""
+def background_source(params: Parameters, graph: GraphSource) -> frozenset[Triple] | TimeVarying:
+    """A background graph, static or time-varying (RSP-QL Def. 10), as ``entailment`` reads
+    it: each instantaneous graph materialised."""
+    source = graph if isinstance(graph, TimeVarying) else frozenset(graph)
     if params.entailment is Entailment.NONE or not params.entailment_scope.background:
         return source
     if isinstance(source, frozenset):
         return background(params, source)
     return MaterialisedGraph(params, source)
-
-
-def _source(graph: GraphSource) -> frozenset[Triple] | TimeVarying:
-    if isinstance(graph, TimeVarying):
-        return graph
-    return frozenset(graph)
 
 
 def _at(source: frozenset[Triple] | TimeVarying, t: int) -> frozenset[Triple]:

@@ -20,9 +20,12 @@ at every instant; the engine does neither):
   mapping of both sides binds (compatibility checked on the rest), never a full nested
   loop; a window specification's value is memoised on its cut content, so an instant
   re-evaluates only the windows that changed.
-- **Background** (Eq. (17)): ``D`` is static here, so ``[[P]]_D`` (the SPARQL part joined
-  with the nested path triples, :func:`rsep.algebra.paths.match_path_triples`) is matched
-  once; its interval ``[TIME_MIN, t]`` holds every event interval, so JOIN keeps theirs.
+- **Background** (Eq. (17)): ``[[P]]_D`` (the SPARQL part joined with the nested path
+  triples, :func:`rsep.algebra.paths.match_path_triples`) is matched once per version of
+  ``D``: once for a static ``D``, whose interval ``[TIME_MIN, t]`` holds every event
+  interval, so JOIN keeps theirs; for a time-varying ``D`` (RSP-QL Def. 10) again where it
+  changes, its interval ``[t1, t]`` from the last change ``t1``, so JOIN cuts the event
+  intervals to it (Sect. 4.2), and the changes are evaluation instants, as the oracle's.
 
 When an instant is final. An item ``⟨g, [t1, t2]⟩`` arrives at ``t2`` (its time is its
 end, the engine's contract), but the oracle's window at ``t`` holds it from ``t1`` on. The
@@ -39,6 +42,7 @@ limit.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -60,6 +64,7 @@ from rsep.algebra.plan import EventJoin, Plan
 from rsep.algebra.r2s import R2S
 from rsep.algebra.window import LandmarkWindow, cut_instants, interval_width
 from rsep.engine.bgp import GroupMatcher
+from rsep.engine.continuous import GraphSource, _at, background_source
 from rsep.engine.projection import Answer, Output
 from rsep.engine.query import IncrementalQuery
 from rsep.errors import UserError
@@ -68,7 +73,6 @@ from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, Mu
 from rsep.rdf.terms import Term
 from rsep.reasoning.closure import entail_events
-from rsep.reasoning.regime import background as entailed
 from rsep.reasoning.regime import engine_closure
 
 __all__ = ["TIME_MIN", "CqelscepQuery", "IntervalOutput"]
@@ -382,15 +386,16 @@ class CqelscepQuery(IncrementalQuery):
     def __init__(
         self,
         plan: Plan,
-        graphs: Mapping[str, frozenset[Triple]] | None = None,
+        graphs: Mapping[str, GraphSource] | None = None,
         *,
         start: int | None = None,
     ) -> None:
         plan = apply_profile(plan)
-        given = graphs or {}
+        given = dict(graphs or {})
         self.closure = engine_closure(plan.parameters, given)
         """The ontology stream items are entailed with (``entailment``), or None."""
-        super().__init__(plan, {iri: entailed(plan.parameters, g) for iri, g in given.items()})
+        sources = {iri: background_source(plan.parameters, g) for iri, g in given.items()}
+        super().__init__(plan, {i: g for i, g in sources.items() if isinstance(g, frozenset)})
         r2r = plan.r2r
         if isinstance(r2r, EventJoin):
             self.clauses: EventPattern = r2r.event
@@ -405,15 +410,16 @@ class CqelscepQuery(IncrementalQuery):
                 "not evaluated"
             )
         wanted = list(plan.dataset.default_graphs)
-        missing = [iri for iri in wanted if iri not in self.graphs]
+        missing = [iri for iri in wanted if iri not in sources]
         if missing:
             raise UserError(
                 "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
             )
-        d: set[Triple] = set()
-        for iri in wanted:
-            d.update(self.graphs[iri])
-        self.graphs = {iri: self.graphs[iri] for iri in wanted}
+        self._sources = {iri: sources[iri] for iri in wanted}
+        self.graphs = {i: g for i, g in self._sources.items() if isinstance(g, frozenset)}
+        self._changes = sorted(
+            {c for g in self._sources.values() if not isinstance(g, frozenset) for c in g.changes()}
+        )
         self.lateness = plan.parameters.lateness
         self.limit = plan.parameters.max_window_events
         self.ops = Operators(plan.parameters.max_runs)
@@ -425,21 +431,28 @@ class CqelscepQuery(IncrementalQuery):
             self.by_stream.setdefault(state.node.stream, []).append(state)
         self._matcher = GraphMatcher()
         self._patterns = GroupMatcher(self._matcher)
-        background_graph = frozenset(d)  # matched once per pattern and path mapping: kept
-        self._patterns.keep(background_graph)
-        patterns = [background] + [
-            n.right
-            for n in self.clauses.walk()
-            if isinstance(n, CepJoin) and isinstance(n.right, GraphPatternRef)
-        ]
-        self.background = {
-            p: self._background(p, background_graph) for p in dict.fromkeys(patterns)
-        }
+        self._background_patterns = tuple(
+            dict.fromkeys(
+                [background]
+                + [
+                    n.right
+                    for n in self.clauses.walk()
+                    if isinstance(n, CepJoin) and isinstance(n.right, GraphPatternRef)
+                ]
+            )
+        )
+        self.background: dict[GraphPatternRef, tuple[Mu, ...]] = {}
+        """``[[P]]_D`` of each background pattern, for ``D`` since :attr:`since`."""
+        self.since: int | None = None
+        """The last change of ``D`` at or before the latest instant (``TIME_MIN``: none)."""
+        if not self._changes:  # matched once per pattern and path mapping: kept
+            self._patterns.keep(self._d(0))
+            self._version(0)
         self.root_background = background
         self.output = IntervalOutput(plan, start)
-        self._last_join: dict[GraphPatternRef, tuple[Omega, Omega]] = {}
-        self._heap: list[int] = []
-        self._pending: set[int] = set()
+        self._last_join: dict[GraphPatternRef, tuple[Omega, int, Omega]] = {}
+        self._heap: list[int] = list(self._changes)  # D's changes are instants (Eq. (17))
+        self._pending: set[int] = set(self._changes)
         self._answered: int | None = None
         self._latest: int | None = None
         self._count = 0
@@ -455,6 +468,22 @@ class CqelscepQuery(IncrementalQuery):
         self.__dict__.update(state)
         self._matcher = GraphMatcher()
         self._patterns = GroupMatcher(self._matcher)
+
+    def _d(self, t: int) -> frozenset[Triple]:
+        """``D(t)``: the merge of the ``FROM`` graphs at ``t``."""
+        graphs = [_at(source, t) for source in self._sources.values()]
+        return graphs[0] if len(graphs) == 1 else frozenset().union(*graphs)
+
+    def _version(self, t: int) -> int:
+        """The background's version at ``t``: ``[[P]]_D`` matched again if ``D`` changed
+        since the last instant; the ``t1`` of Eq. (17)."""
+        index = bisect_right(self._changes, t)
+        since = self._changes[index - 1] if index else TIME_MIN
+        if since != self.since:
+            d = self._d(t)
+            self.background = {p: self._background(p, d) for p in self._background_patterns}
+            self.since = since
+        return since
 
     def _background(self, pattern: GraphPatternRef, d: frozenset[Triple]) -> tuple[Mu, ...]:
         """``[[P]]_D`` (Eq. (17)): the nested path triples as nSPARQL relations joined with
@@ -565,34 +594,38 @@ class CqelscepQuery(IncrementalQuery):
     def _at(self, t: int) -> list[Result]:
         """Eq. (1) at ``t``: the event clauses joined with the background, then the
         projection and the streaming operator."""
+        self._version(t)
         clauses = self._clause(self.clauses, t)
         found = self._joined(clauses, self.root_background)
         return self.output.instant(t, found, self._matcher)
 
     def _joined(self, omega: Omega, pattern: GraphPatternRef) -> Omega:
-        """``JOIN(Ω, [[P, t]]_D)`` with ``[[P, t]]_D = {⟨μ, [TIME_MIN, t]⟩ | μ ∈ [[P]]_D}``
-        (Eq. (1), (17), ``D`` static): every interval of ``Ω`` ends by ``t``, so lies in
-        ``[TIME_MIN, t]`` and is kept; the join is of the mappings alone."""
-        background = self.background[pattern]
-        if background == (Mu(),):
+        """``JOIN(Ω, [[P, t]]_D)`` with ``[[P, t]]_D = {⟨μ, [t1, t]⟩ | μ ∈ [[P]]_D}`` (Eq.
+        (1), (17)): every interval of ``Ω`` ends by ``t``, so the join keeps its part from
+        ``t1`` on (all of it for a static ``D``, ``t1 = TIME_MIN``)."""
+        background, since = self.background[pattern], self.since
+        assert since is not None
+        if background == (Mu(),) and since == TIME_MIN:
             return omega
         last = self._last_join.get(pattern)
-        if last is not None and last[0] is omega:
-            return last[1]
+        if last is not None and last[0] is omega and last[1] == since:
+            return last[2]
         names = tuple(sorted(_always((mu, 0, 0) for mu in background)))
         index: dict[tuple[Term, ...], list[Mu]] = {}
         for mu in background:
             index.setdefault(tuple(mu[n] for n in names), []).append(mu)
         found: set[Answer] = set()
         for mu, t1, t2 in omega:
+            if t2 < since:
+                continue
             key = _probe(mu, names)
             bucket = index.get(key, ()) if key is not None else background
             for nu in bucket:
                 both = self.ops.union(mu, nu)
                 if both is not None:
-                    found.add((both, t1, t2))
+                    found.add((both, max(t1, since), t2))
         value = self.ops.bounded(found, "the join with the background pattern")
-        self._last_join[pattern] = (omega, value)
+        self._last_join[pattern] = (omega, since, value)
         return value
 
     def _clause(self, node: EventPattern, t: int) -> Omega:

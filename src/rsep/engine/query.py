@@ -158,8 +158,8 @@ def incremental_query(
     window state (:mod:`rsep.engine.continuous`).
 
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
-    is the oracle's start of the time range; the RSP-QL and RSEP-QL evaluators read both,
-    EP-SPARQL's and CQELS-CEP's static graphs and a ``start``, SPAseq's static graphs."""
+    is the oracle's start of the time range; the RSP-QL, RSEP-QL and CQELS-CEP evaluators
+    read both, EP-SPARQL's static graphs and a ``start``, SPAseq's static graphs."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
@@ -178,7 +178,7 @@ def incremental_query(
     if kinds & {CepSeq, CepWindow}:
         from rsep.engine.cqelscep import CqelscepQuery
 
-        return CqelscepQuery(plan, _static_only(graphs, "CQELS-CEP"), start=start)
+        return CqelscepQuery(plan, graphs, start=start)
     if StreamBgp in kinds:
         from rsep.engine.epsparql import EpsparqlQuery
 
@@ -207,8 +207,8 @@ def _static_only(
         if not isinstance(graph, AbstractSet):
             raise UserError(
                 f"<{iri}> is a time-varying graph that changes; the engine's {language} "
-                "evaluator reads static graphs (RSP-QL and RSEP-QL read time-varying ones; "
-                "use --engine reference)"
+                "evaluator reads static graphs (RSP-QL, RSEP-QL and CQELS-CEP read "
+                "time-varying ones; use --engine reference)"
             )
         out[iri] = frozenset(graph)
     return out
