@@ -247,7 +247,7 @@ function drawTimeline() {
   lo -= pad; hi += pad;
 
   const width = Math.max(600, document.getElementById("timeline-box").clientWidth || 900);
-  const left = 170, right = 20, laneH = 30, rowH = 24;
+  const left = 190, right = 20, laneH = 30, rowH = 24;
   const axisY = 24 + lanes.length * laneH + 10;
   const rowsTop = axisY + 34;
   const height = rowsTop + Math.max(1, answers.length) * rowH + 10;
@@ -272,7 +272,7 @@ function drawTimeline() {
       group.append(svg("line", { x1: x(event.time), x2: x(event.end), y1: y, y2: y, class: "span" }));
     }
     group.append(svg("circle", { cx: x(event.time), cy: y, r: 5 }));
-    group.append(svg("title", {}, `#${event.seq} at ${event.time}\n${event.triples.join("\n")}`));
+    group.append(svg("title", {}, `#${event.seq} at ${when(event.time)}\n${event.triples.join("\n")}`));
     chart.append(group);
   }
 
@@ -281,7 +281,7 @@ function drawTimeline() {
   for (const tick of ticks(lo, hi, 8)) {
     chart.append(svg("line", { x1: x(tick), x2: x(tick), y1: axisY, y2: axisY + 5, class: "axis" }));
     chart.append(svg("text", { x: x(tick), y: axisY + 17, class: "tick", "text-anchor": "middle" },
-      String(tick)));
+      tickLabel(tick, hi - lo)));
   }
   chart.append(svg("text", { x: 8, y: axisY + 17, class: "tick" }, "time"));
 
@@ -293,8 +293,8 @@ function drawTimeline() {
     group.append(svg("rect", { x: 0, y: y - rowH / 2, width, height: rowH, class: "row-hit" }));
     const bindings = summary(entry.answer);
     const label = svg("text", { x: 8, y: y + 4, class: "answer-label" },
-      clip(`#${entry.number} ${bindings}`, 26));
-    label.append(svg("title", {}, `answer #${entry.number} at ${entry.answer.time}: ${bindings}`));
+      clip(`#${entry.number} ${bindings}`, 25));
+    label.append(svg("title", {}, `answer #${entry.number} at ${when(entry.answer.time)}: ${bindings}`));
     group.append(label);
     for (const scope of entry.justification.scopes) {
       const a = x(scope.start === null ? lo : scope.start);
@@ -347,11 +347,25 @@ function summary(answer) {
   return `ASK ${answer.boolean}`;
 }
 
+// Times are ms (docs/results.md); from 1e11 (1973) on they read as UTC dates and times.
+const EPOCH = 1e11;
+
+function when(t) {
+  return Math.abs(t) >= EPOCH ? new Date(t).toISOString().replace(".000Z", "Z") : String(t);
+}
+
+function tickLabel(t, span) {
+  if (Math.abs(t) < EPOCH) return String(t);
+  const iso = new Date(t).toISOString();
+  if (span >= 2 * 86400000) return iso.slice(0, 10);
+  return span >= 10000 ? iso.slice(11, 19) : iso.slice(11, 23);
+}
+
 function bracket(scope) {
   const open = scope.bounds[0];
   const close = scope.bounds[1];
-  const start = scope.start === null ? "-∞" : scope.start;
-  const end = scope.end === null ? "+∞" : scope.end;
+  const start = scope.start === null ? "-∞" : when(scope.start);
+  const end = scope.end === null ? "+∞" : when(scope.end);
   return `${open}${start}, ${end}${close}`;
 }
 
@@ -384,7 +398,7 @@ function showAnswer(number) {
   });
   const panel = document.getElementById("answer-details");
   panel.hidden = false;
-  document.getElementById("answer-number").textContent = `#${number} at ${entry.answer.time}`;
+  document.getElementById("answer-number").textContent = `#${number} at ${when(entry.answer.time)}`;
   const body = document.querySelector("#answer-bindings tbody");
   clear(body);
   for (const [name, term] of Object.entries(entry.answer.bindings || {})) {
@@ -404,7 +418,8 @@ function showAnswer(number) {
   }
   const spans = [];
   if (justification.intervals.length) {
-    spans.push("intervals " + justification.intervals.map(([a, b]) => `[${a}, ${b}]`).join(", "));
+    spans.push("intervals " +
+      justification.intervals.map(([a, b]) => `[${when(a)}, ${when(b)}]`).join(", "));
   }
   for (const scope of justification.scopes) spans.push(`${shortLabel(scope.label)} ${bracket(scope)}`);
   document.getElementById("answer-spans").textContent = spans.join(" · ");
@@ -413,7 +428,7 @@ function showAnswer(number) {
   for (const event of justification.events) {
     const item = el("li", { "data-seq": event.seq });
     item.append(el("span", { class: "meta" },
-      `#${event.seq} at ${event.time} on ${short(event.stream)} · ${event.steps.map(shortLabel).join(", ")}`));
+      `#${event.seq} at ${when(event.time)} on ${short(event.stream)} · ${event.steps.map(shortLabel).join(", ")}`));
     for (const triple of event.triples) item.append(el("code", {}, triple));
     list.append(item);
   }
