@@ -422,6 +422,8 @@ def test_query_timeline(figure_1: tuple[Query, list[Event], pa.Table]) -> None:
         justification = entry["justification"]
         assert justification["intervals"] == [[4, 6], [4, 8]]
         assert [e["seq"] for e in justification["events"]] == [2, 3, 4]
+    service.queries["q"] = FakeQuery(query, (), answers)  # names no stream: reads them all
+    assert [s["name"] for s in query_timeline(service, "q")["streams"]] == ["s", "other"]
 
 
 def test_all_ended_reads_since_the_previous_answer() -> None:

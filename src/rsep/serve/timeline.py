@@ -649,9 +649,11 @@ def query_timeline(
 ) -> dict[str, Any]:
     """The body of ``GET /api/queries/{name}/timeline?since=N&limit=M``: :func:`timeline`
     over the query's first ``limit`` answers with ``seq`` above ``since`` and the recent
-    events of the streams it reads, plus ``streams`` (each ``name`` and ``iri``)."""
+    events of the streams it reads (every stream for a query that names none: EP-SPARQL's
+    one input stream), plus ``streams`` (each ``name`` and ``iri``)."""
     registered = service.query(name)
-    read = [s for s in service.streams.values() if s.iri in registered.streams]
+    wanted = registered.streams
+    read = [s for s in service.streams.values() if not wanted or s.iri in wanted]
     tables = [records_table(s.iri, service.events_since(s.name, 0, _ALL)) for s in read]
     events = pa.concat_tables(tables) if tables else _SCHEMA.empty_table()
     answers = service.answers_since(name, since, limit)
