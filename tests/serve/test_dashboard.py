@@ -153,9 +153,7 @@ def test_dashboard(server: Server, page: Page, tmp_path: Path) -> None:
     )
     assert page.locator("#timeline g.event").count() == 5
 
-    [chosen] = [a["seq"] for a in listed if a["time"] == 8 and a["bindings"]["x"] == f"<{EX}a2>"][
-        :1
-    ]
+    chosen = next(a["seq"] for a in listed if a["time"] == 8 and a["bindings"]["x"] == f"<{EX}a2>")
     page.click(f"#timeline g.answer[data-answer='{chosen}']")
     page.wait_for_selector("#answer-details:not([hidden])", timeout=WAIT_MS)
     assert page.inner_text("#answer-number") == f"#{chosen} at 8"
@@ -201,6 +199,67 @@ def test_dashboard(server: Server, page: Page, tmp_path: Path) -> None:
     page.screenshot(path=str(live), full_page=True)
     print(f"dashboard screenshot after a live push: {live}")
     assert errors == []
+
+
+V_SHAPE = f"""PREFIX : <{EX}>
+SELECT ?company ?p1 ?p2 ?p3
+WITHIN 1 MINUTES
+PARTITION BY ?company
+FROM STREAM S1 <{EX}stocks>
+WHERE {{
+  SEQ (A; B; C)
+  DEFINE GPM A ON S1 {{ ?company :price ?p1 . }}
+  DEFINE GPM B ON S1 {{ ?company :price ?p2 . FILTER (?p2 < ?p1) }}
+  DEFINE GPM C ON S1 {{ ?company :price ?p3 . FILTER (?p3 > ?p1) }}
+}}"""
+PRICES = "".join(
+    f'<{EX}{company}> <{EX}price> "{price}"^^<http://www.w3.org/2001/XMLSchema#integer> {t} .\n'
+    for company, price, t in [
+        ("acme", 100, 1000),
+        ("initech", 50, 1500),
+        ("acme", 95, 2000),
+        ("initech", 55, 2500),
+        ("acme", 104, 3000),
+    ]
+)
+
+
+def test_dashboard_event_match(server: Server, page: Page) -> None:
+    """docs/serve.md's walkthrough beside Example 4: SPAseq's V shape over stream
+    ``stocks``; its one match (acme 100, 95, 104) is drawn with its interval [1000, 3000] as
+    scope and interval, and justified by acme's three prices, one per GPM (A, B, C), not by
+    initech's prices inside the interval."""
+    with server.client() as client:
+        created = client.post("/api/streams", json={"name": "stocks", "iri": EX + "stocks"})
+        assert created.status_code == 201, created.text
+        created = client.post("/api/queries", json={"name": "v-shape", "query": V_SHAPE})
+        assert created.status_code == 201, created.text
+        pushed = client.post(
+            "/api/streams/stocks/events", content=PRICES, headers={"Content-Type": "text/plain"}
+        )
+        assert pushed.status_code == 201, pushed.text
+        assert client.post("/api/watermark", json={"time": 3000}).status_code == 201
+    page.goto(server.url + "/#query=v-shape")
+    page.wait_for_selector("#query-name:has-text('v-shape')", timeout=WAIT_MS)
+    assert page.locator("#query-list li").count() == 2
+    assert "automaton" in page.inner_text("#explain")
+    page.wait_for_selector("#timeline g.answer", timeout=WAIT_MS)
+    assert page.locator("#timeline g.answer").count() == 1
+    assert page.locator("#timeline g.answer rect.scope.match").count() == 1
+    page.click("#timeline g.answer")
+    page.wait_for_selector("#answer-details:not([hidden])", timeout=WAIT_MS)
+    assert page.inner_text("#answer-spans") == "intervals [1000, 3000] · match [1000, 3000]"
+    steps = [
+        li.split("·")[-1].split("\n")[0].strip()
+        for li in page.locator("#answer-events li").all_inner_texts()
+    ]
+    assert steps == ["A", "B", "C"]
+    marked = page.locator("#timeline g.event.justifying")
+    assert [marked.nth(i).get_attribute("data-seq") for i in range(marked.count())] == [
+        "1",
+        "3",
+        "5",
+    ]
 
 
 def routed(service: object) -> TestClient:
