@@ -137,7 +137,7 @@ class Stream:
     late: int = 0
     bad: int = 0
     last_error: str | None = None
-    recent: deque[dict[str, Any]] = field(default_factory=deque)
+    recent: pa.Table | None = None
 
     def describe(self) -> dict[str, Any]:
         """The stream as ``GET /api/streams`` lists it."""
@@ -154,38 +154,59 @@ class Stream:
         }
 
     def remember(self, table: pa.Table, keep: int) -> None:
-        """Keep the last ``keep`` events of ``table`` (for ``GET …/events``, the dashboard's
-        timeline): each with its sequence number, times, name and triples as N-Triples."""
+        """Number the events of ``table`` on from the last, and keep the last ``keep`` of
+        the stream's events as a table (one row per triple: ``seq``, times, the event's
+        name, the triple in N-Triples), made into JSON only when asked (:meth:`since`)."""
         import numpy as np
+        import pyarrow as pa
         import pyarrow.compute as pc
 
-        codes = pc.dictionary_encode(table["event_id"]).combine_chunks().indices
-        ids = np.asarray(codes.to_numpy(zero_copy_only=False))
-        starts = np.concatenate(([0], np.flatnonzero(np.diff(ids)) + 1))
-        total = len(starts)
-        tail = table.slice(int(starts[-keep:][0])) if total else table
-        rows = tail.to_pylist()
-        events: list[dict[str, Any]] = []
-        current: str | None = None
-        for row in rows:
-            if row["event_id"] != current:
-                current = row["event_id"]
-                events.append(
-                    {
-                        "t_start": row["t_start"],
-                        "t_end": row["t_end"],
-                        "graph": current,
-                        "triples": [],
-                    }
-                )
-            events[-1]["triples"].append(f"{row['s']} {row['p']} {row['o']} .")
-        first_seq = self.seq + total - len(events) + 1
-        for offset, event in enumerate(events):
-            self.recent.append({"seq": first_seq + offset, **event})
+        rows = int(table.num_rows)
+        ids = table["event_id"].combine_chunks()
+        change = pc.not_equal(ids.slice(1), ids.slice(0, rows - 1))
+        starts = np.flatnonzero(np.asarray(change.to_numpy(zero_copy_only=False))) + 1
+        index = np.zeros(rows, np.int64)
+        index[starts] = 1
+        seq = self.seq + 1 + np.cumsum(index)
+        total = len(starts) + 1
+        first = 0 if total <= keep else int(starts[total - keep - 1])
+        tail = table.slice(first)
+        part = pa.table(
+            {
+                "seq": seq[first:],
+                "t_start": tail["t_start"],
+                "t_end": tail["t_end"],
+                "graph": tail["event_id"],
+                "triple": pc.binary_join_element_wise(
+                    tail["s"], tail["p"], tail["o"], pa.scalar("."), " "
+                ),
+            }
+        )
         self.seq += total
-        self.triples += int(table.num_rows)
-        while len(self.recent) > keep:
-            self.recent.popleft()
+        self.triples += rows
+        held = part if self.recent is None else pa.concat_tables([self.recent, part])
+        held = held.filter(pc.greater(held["seq"], self.seq - keep))
+        self.recent = held.combine_chunks() if held["seq"].num_chunks > 16 else held
+
+    def since(self, since: int, limit: int) -> list[dict[str, Any]]:
+        """The kept events with ``seq`` above ``since``, at most ``limit`` of them."""
+        import pyarrow.compute as pc
+
+        if self.recent is None:
+            return []
+        seq = self.recent["seq"]
+        wanted = pc.and_(pc.greater(seq, since), pc.less_equal(seq, since + limit))
+        rows = self.recent.filter(wanted).to_pydict()
+        events: list[dict[str, Any]] = []
+        for n, start, end, graph, triple in zip(
+            rows["seq"], rows["t_start"], rows["t_end"], rows["graph"], rows["triple"], strict=True
+        ):
+            if not events or events[-1]["seq"] != n:
+                events.append(
+                    {"seq": n, "t_start": start, "t_end": end, "graph": graph, "triples": []}
+                )
+            events[-1]["triples"].append(triple)
+        return events
 
 
 @dataclass
@@ -371,7 +392,7 @@ class Service:
     def events_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:
         """The stream's recent events with ``seq`` above ``since`` (at most ``limit``)."""
         with self._lock:
-            return [e for e in self.stream(name).recent if e["seq"] > since][:limit]
+            return self.stream(name).since(since, limit)
 
     def push(
         self, name: str, body: bytes, fmt: str, offsets: Mapping[int, int] | None = None
@@ -627,7 +648,8 @@ class Service:
             running = query.incremental(files)
         except UserError as exc:
             raise RequestError(400, str(exc)) from None
-        return Registered(name, spec, query, running, streams)
+        answers: deque[dict[str, Any]] = deque(maxlen=self.settings.recent_answers)
+        return Registered(name, spec, query, running, streams, answers=answers)
 
     def _sink(self, sink: object) -> str:
         """A query's sink: ``file:PATH`` under ``--allow`` or an allowed ``kafka://``."""
@@ -679,18 +701,17 @@ class Service:
 
     def _deliver(self, query: Registered, results: list[Result]) -> None:
         """Number the answers, keep the recent ones, write them to the query's sink."""
-        lines = []
-        for result in results:
-            query.seq += 1
-            answer = {"seq": query.seq, **result.to_json()}
-            query.answers.append(answer)
-            lines.append(json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":")))
-        query.counters.answers += len(results)
-        while len(query.answers) > self.settings.recent_answers:
-            query.answers.popleft()
         sink = query.spec.get("sink")
+        keep = self.settings.recent_answers  # older answers fall out of the deque
+        objects = [result.to_json() for result in (results if sink else results[-keep:])]
+        tail = objects[-keep:]
+        first = query.seq + len(results) - len(tail) + 1
+        query.answers.extend({"seq": seq, **obj} for seq, obj in enumerate(tail, first))
+        query.seq += len(results)
+        query.counters.answers += len(results)
         if sink is None:
             return
+        lines = [json.dumps(obj, ensure_ascii=False, separators=(",", ":")) for obj in objects]
         try:
             if sink.startswith("kafka:"):
                 from rsep.spark.kafka import KafkaAddress, produce
