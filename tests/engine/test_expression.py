@@ -27,7 +27,10 @@ from rsep.engine.expression import (
     TRUE,
     UNDECIDED,
     Program,
+    compare_entries,
+    comparison_operands,
     compile_filter,
+    entry_with,
     evaluate,
     evaluate_rows,
 )
@@ -317,6 +320,28 @@ def test_deep_chain_compiles() -> None:
     assert isinstance(program, Program) and len(program.ops) == 2000 * 3 + 1999
 
 
+@pytest.mark.parametrize(
+    ("text", "mid", "left", "right"),
+    [
+        ("?b < ?a * 0.998", 1, {1}, {0}),  # uc4-stock V shape, step 2
+        ("(?a + ?b) >= -?c", 3, {0, 1}, {2}),
+        ("3 = ?d", 1, set(), {3}),
+        ("BOUND(?a) != ?b", 1, {0}, {1}),
+    ],
+)
+def test_comparison_operands(text: str, mid: int, left: set[int], right: set[int]) -> None:
+    program = compile_filter(filter_expr(text), SLOTS, TermDictionary().intern)
+    assert isinstance(program, Program)
+    assert comparison_operands(program) == (mid, left, right)
+
+
+@pytest.mark.parametrize("text", ["!(?a < ?b)", "?a < ?b && ?c", "?a + 1", "BOUND(?a)"])
+def test_no_comparison_operands(text: str) -> None:
+    program = compile_filter(filter_expr(text), SLOTS, TermDictionary().intern)
+    assert isinstance(program, Program)
+    assert comparison_operands(program) is None
+
+
 # The differential ------------------------------------------------------------------------
 
 _D = XSD + "double"
@@ -443,6 +468,35 @@ numeric_rows = st.dictionaries(
     st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(NUMERIC_TERMS), min_size=3, max_size=4
 )
 rows = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(TERMS), max_size=4)
+
+
+@njit
+def _split(ops, args, mid, ids, kind, numeric, number, exact):  # type: ignore[no-untyped-def]
+    ints = np.empty((ops.shape[0], 4), np.int64)
+    floats = np.empty((ops.shape[0], 4), np.float64)
+    n = ops.shape[0]
+    a = entry_with(ops, args, 0, mid, ids, kind, numeric, number, exact, ints, floats)
+    b = entry_with(ops, args, mid, n - 1, ids, kind, numeric, number, exact, ints, floats)
+    return compare_entries(ops[n - 1], a, b, kind)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(comparisons, numeric_rows)
+def test_operands_apart_give_the_program(text: str, row: dict[str, str]) -> None:
+    """A comparison's operands evaluated apart, then compared, answer as its program does
+    (the automaton keeps a run's side of a FILTER with its row)."""
+    table = TermDictionary()
+    program = compile_filter(filter_expr(text), SLOTS, table.intern)
+    assert isinstance(program, Program)
+    split = comparison_operands(program)
+    assert split is not None
+    ids = np.full(len(SLOTS), -1, dtype=np.int32)
+    for name, term in row.items():
+        ids[SLOTS[name]] = table.intern(to_nt(_term(term)))
+    v = table.values
+    whole = evaluate(program.ops, program.args, ids, v.kind, v.numeric, v.number, v.exact)
+    apart = _split(program.ops, program.args, split[0], ids, v.kind, v.numeric, v.number, v.exact)
+    assert apart == whole
 
 
 def differential(

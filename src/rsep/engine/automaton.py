@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rsep.engine.expression import evaluate_with
+from rsep.engine.expression import compare_entries, entry_with, evaluate_with
 
 __all__ = [
     "ANY",
@@ -160,10 +160,19 @@ def _same_rows_two(rows: np.ndarray, a: int, other: np.ndarray, b: int) -> bool:
 
 
 @njit(cache=True)
-def _compact(runs: np.ndarray, n_g: int, rows: np.ndarray, n_r: int) -> tuple[int, int]:
+def _compact(
+    runs: np.ndarray,
+    n_g: int,
+    rows: np.ndarray,
+    n_r: int,
+    side_i: np.ndarray,
+    side_f: np.ndarray,
+    side_ok: np.ndarray,
+) -> tuple[int, int]:
     """The live runs moved to the front, their rows too, in place (a run's rows are a
     range of the pool laid out in the order of the runs, shared by the two runs a Kleene+
-    hit leaves, so rows only move down); the new counts of runs and rows."""
+    hit leaves, so rows only move down), with the rows' values of the FILTERs' run sides
+    (``side_*``, none past the new count); the new counts of runs and rows."""
     w = 0
     nr = 0
     source = -1  # the last range moved: where it was and where it went
@@ -179,6 +188,15 @@ def _compact(runs: np.ndarray, n_g: int, rows: np.ndarray, n_r: int) -> tuple[in
             if start != nr:
                 for r in range(count):
                     _copy(rows, start + r, rows, nr + r, 1)
+                    if nr + r >= side_ok.shape[0]:  # the sides grow when first kept
+                        continue
+                    if start + r < side_ok.shape[0]:
+                        _copy(side_i, start + r, side_i, nr + r, 1)
+                        _copy(side_f, start + r, side_f, nr + r, 1)
+                        _copy(side_ok, start + r, side_ok, nr + r, 1)
+                    else:
+                        for f in range(side_ok.shape[1]):
+                            side_ok[nr + r, f] = 0
             source = start
             target = nr
             runs[g, ROW_START] = nr
@@ -186,7 +204,26 @@ def _compact(runs: np.ndarray, n_g: int, rows: np.ndarray, n_r: int) -> tuple[in
         if w != g:
             _copy(runs, g, runs, w, 1)
         w += 1
+    _forget(side_ok, nr, n_r)
     return w, nr
+
+
+@njit(cache=True, inline="always")
+def _forget(side_ok: np.ndarray, lo: int, hi: int) -> None:
+    """No FILTER run side known for pool rows ``lo..hi`` (rows written there later are new)."""
+    for r in range(lo, min(hi, side_ok.shape[0])):
+        for f in range(side_ok.shape[1]):
+            side_ok[r, f] = 0
+
+
+@njit(cache=True)
+def _grow_zero(values: np.ndarray, need: int) -> np.ndarray:
+    """``values`` with room for ``need`` rows (doubling), the new rows zero."""
+    if need <= values.shape[0]:
+        return values
+    out = np.zeros((max(need, 2 * values.shape[0], 64), values.shape[1]), values.dtype)
+    out[: values.shape[0]] = values
+    return out
 
 
 @njit(cache=True)
@@ -349,6 +386,7 @@ def run_partitions(
     numeric: np.ndarray,
     number: np.ndarray,
     exact: np.ndarray,
+    f_split: np.ndarray,
     stored: np.ndarray,
     t0: int,
     within: int,
@@ -371,6 +409,13 @@ def run_partitions(
     out and their rows, a status (:data:`STATUS_OK`, or why it stopped), the partition
     it stopped in, the FILTER rows no program nor verdict decided, and the exact GPMs' keys
     asked for (GPM, event; the values, -2 for variables it does not name).
+
+    A deferred FILTER that compares a side reading the run's variables only with one
+    reading the solution's (``f_split``: where its program's left operand ends, -1 none,
+    which side is the run's, then the count and slots the solution's side reads, -1 when
+    it reads one its GPM does not bind) has the run side's value computed once per pool row
+    and kept with it, and the solution's once per solution when the run binds none of its
+    slots: a run that waits many instants compares two values kept.
 
     A deferred FILTER a program cannot decide is looked up among the verdicts given
     (``known_*``: the FILTER and the values of the variables it reads, ``f_used``, others
@@ -425,15 +470,25 @@ def run_partitions(
     asked_key = np.empty((16, width), np.int32)
     n_a = 0
 
+    n_f = max(f_lo.shape[0], 1)
+    side_i = np.zeros((256, 4 * n_f), np.int64)  # per pool row, the FILTERs' run sides
+    side_f = np.zeros((256, 4 * n_f), np.float64)
+    side_ok = np.zeros((256, n_f), np.int8)
+    sol_i = np.empty((sol.shape[0], 4 * n_f), np.int64)  # per solution, their sides
+    sol_f = np.empty((sol.shape[0], 4 * n_f), np.float64)
+    sol_ok = np.zeros((sol.shape[0], n_f), np.int8)
+
     n_pe = pe_event.shape[0]
     n_c = carried.shape[0]
     ci = 0
     i = 0
+    n_r = 0
     while (i < n_pe or ci < n_c) and status == STATUS_OK:
         # the next partition: the smaller of the batch's and the carried runs'
         own = i < n_pe and (ci >= n_c or pe_part[i] <= carried[ci, PART])
         q = pe_part[i] if own else carried[ci, PART]
         n_g = 0
+        _forget(side_ok, 0, n_r)
         n_r = 0
         n_dead = 0
         while ci < n_c and carried[ci, PART] == q:  # its carried runs
@@ -549,6 +604,104 @@ def run_partitions(
                                     continue
                                 verdict = 1
                                 for f in range(gpm_f_lo[gi], gpm_f_hi[gi]):
+                                    mid = f_split[f, 0]
+                                    if mid >= 0:  # the run's side kept with its row
+                                        if r >= side_ok.shape[0]:
+                                            side_ok = _grow_zero(side_ok, rows.shape[0])
+                                            side_i = _grow_zero(side_i, rows.shape[0])
+                                            side_f = _grow_zero(side_f, rows.shape[0])
+                                        run_left = f_split[f, 1] == 0
+                                        if side_ok[r, f] == 0:
+                                            a_lo = f_lo[f] if run_left else mid
+                                            a_hi = mid if run_left else f_hi[f] - 1
+                                            side = entry_with(
+                                                ops,
+                                                args,
+                                                a_lo,
+                                                a_hi,
+                                                merged,
+                                                kind,
+                                                numeric,
+                                                number,
+                                                exact,
+                                                ints,
+                                                floats,
+                                            )
+                                            side_i[r, 4 * f] = side[0]
+                                            side_i[r, 4 * f + 1] = side[1]
+                                            side_i[r, 4 * f + 2] = side[2]
+                                            side_i[r, 4 * f + 3] = side[3]
+                                            side_f[r, 4 * f] = side[4]
+                                            side_f[r, 4 * f + 1] = side[5]
+                                            side_f[r, 4 * f + 2] = side[6]
+                                            side_f[r, 4 * f + 3] = side[7]
+                                            side_ok[r, f] = 1
+                                        run_side = (
+                                            side_i[r, 4 * f],
+                                            side_i[r, 4 * f + 1],
+                                            side_i[r, 4 * f + 2],
+                                            side_i[r, 4 * f + 3],
+                                            side_f[r, 4 * f],
+                                            side_f[r, 4 * f + 1],
+                                            side_f[r, 4 * f + 2],
+                                            side_f[r, 4 * f + 3],
+                                        )
+                                        # the solution's side, once per solution when
+                                        # the run binds none of the slots it reads
+                                        alone = f_split[f, 2] >= 0
+                                        for x in range(f_split[f, 2]):
+                                            if rows[r, f_split[f, 3 + x]] >= 0:
+                                                alone = False
+                                                break
+                                        if alone and sol_ok[s, f]:
+                                            own_side = (
+                                                sol_i[s, 4 * f],
+                                                sol_i[s, 4 * f + 1],
+                                                sol_i[s, 4 * f + 2],
+                                                sol_i[s, 4 * f + 3],
+                                                sol_f[s, 4 * f],
+                                                sol_f[s, 4 * f + 1],
+                                                sol_f[s, 4 * f + 2],
+                                                sol_f[s, 4 * f + 3],
+                                            )
+                                        else:
+                                            b_lo = mid if run_left else f_lo[f]
+                                            b_hi = f_hi[f] - 1 if run_left else mid
+                                            own_side = entry_with(
+                                                ops,
+                                                args,
+                                                b_lo,
+                                                b_hi,
+                                                merged,
+                                                kind,
+                                                numeric,
+                                                number,
+                                                exact,
+                                                ints,
+                                                floats,
+                                            )
+                                            if alone:
+                                                sol_i[s, 4 * f] = own_side[0]
+                                                sol_i[s, 4 * f + 1] = own_side[1]
+                                                sol_i[s, 4 * f + 2] = own_side[2]
+                                                sol_i[s, 4 * f + 3] = own_side[3]
+                                                sol_f[s, 4 * f] = own_side[4]
+                                                sol_f[s, 4 * f + 1] = own_side[5]
+                                                sol_f[s, 4 * f + 2] = own_side[6]
+                                                sol_f[s, 4 * f + 3] = own_side[7]
+                                                sol_ok[s, f] = 1
+                                        if run_left:
+                                            verdict = compare_entries(
+                                                ops[f_hi[f] - 1], run_side, own_side, kind
+                                            )
+                                        else:
+                                            verdict = compare_entries(
+                                                ops[f_hi[f] - 1], own_side, run_side, kind
+                                            )
+                                        if verdict == 1:
+                                            continue
+                                        if verdict == 0:
+                                            break
                                     verdict = _holds(
                                         f,
                                         rows,
@@ -761,7 +914,7 @@ def run_partitions(
             # the dead runs leave when they are half of them (each instant would move
             # every waiting run's rows, in time linear in the runs)
             if 2 * n_dead >= n_g:
-                n_g, n_r = _compact(runs, n_g, rows, n_r)
+                n_g, n_r = _compact(runs, n_g, rows, n_r, side_i, side_f, side_ok)
                 n_dead = 0
             if n_g - n_dead > max_runs:
                 status = STATUS_TOO_MANY_RUNS

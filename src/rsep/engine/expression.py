@@ -39,10 +39,14 @@ __all__ = [
     "TRUE",
     "UNDECIDED",
     "Program",
+    "compare_entries",
+    "comparison_operands",
     "compile_filter",
+    "entry_with",
     "evaluate",
     "evaluate_rows",
     "evaluate_with",
+    "verdict_of",
 ]
 
 TRUE = 1
@@ -102,6 +106,32 @@ class Program:
 
 
 # Compiling ---------------------------------------------------------------------------------
+
+
+def comparison_operands(program: Program) -> tuple[int, frozenset[int], frozenset[int]] | None:
+    """Where the left operand's subprogram ends, when ``program`` is one comparison (its last
+    op ``EQ`` … ``GE``), and the slots each operand reads; ``None`` otherwise. Evaluating
+    the two subprograms apart and comparing their values is the program (postfix order)."""
+    ops = program.ops.tolist()
+    if not ops or not EQ <= ops[-1] <= GE:
+        return None
+    depth = 0
+    mid = -1
+    for i, op in enumerate(ops[:-1]):
+        if op <= BOUND:
+            depth += 1
+        elif op not in (NEG, PLUS, NOT):
+            depth -= 1
+        if depth == 1:
+            mid = i + 1
+    args = program.args.tolist()
+
+    def reads(lo: int, hi: int) -> frozenset[int]:
+        return frozenset(
+            args[i] for i in range(lo, hi) if ops[i] in (PUSH_VAR, BOUND) and args[i] >= 0
+        )
+
+    return mid, reads(0, mid), reads(mid, len(ops) - 1)
 
 
 def compile_filter(
@@ -669,6 +699,33 @@ def evaluate_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, fl
     """:func:`evaluate` of the program ``ops[lo:hi]`` (a kernel keeps many programs in
     one array and takes no view of it per row) with its stack given: ``ints``
     int64[hi - lo, 4] and ``floats`` float64[hi - lo, 4]."""
+    return verdict_of(
+        entry_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats), kind
+    )
+
+
+@njit(cache=True, inline="always")
+def verdict_of(entry, kind):  # type: ignore[no-untyped-def]
+    """A FILTER's answer on the value its program left (§17.2: only true keeps a row)."""
+    mask = _ebv(entry, kind)
+    if mask == _M_TRUE:
+        return np.int8(TRUE)
+    if mask & _M_TRUE:
+        return np.int8(UNDECIDED)
+    return np.int8(FALSE)
+
+
+@njit(cache=True, inline="always")
+def compare_entries(op, a, b, kind):  # type: ignore[no-untyped-def]
+    """The FILTER answer of comparison ``op`` (``EQ`` … ``GE``) on two values the
+    subprograms of its operands left (§17.3's operator mapping, as the program's last op)."""
+    return verdict_of(_boolean(_comparison(op, a, b, kind)), kind)
+
+
+@njit(cache=True, inline="always")
+def entry_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
+    """The value (an 8-tuple entry: tag, mask, numeric type, term, two intervals) that the
+    program or subprogram ``ops[lo:hi]`` leaves on its stack, for one row ``ids``."""
     top = 0
     for i in range(lo, hi):
         op = ops[i]
@@ -713,12 +770,7 @@ def evaluate_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, fl
         floats[top, 2] = e[6]
         floats[top, 3] = e[7]
         top += 1
-    mask = _ebv(_read(ints, floats, 0), kind)
-    if mask == _M_TRUE:
-        return np.int8(TRUE)
-    if mask & _M_TRUE:
-        return np.int8(UNDECIDED)
-    return np.int8(FALSE)
+    return _read(ints, floats, 0)
 
 
 @njit(cache=True)

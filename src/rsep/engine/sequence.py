@@ -50,7 +50,7 @@ from rsep.algebra.plan import Ask, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.engine import automaton
 from rsep.engine.batch import TripleBatch, batches_of
-from rsep.engine.expression import BOUND, PUSH_VAR, evaluate_rows
+from rsep.engine.expression import BOUND, PUSH_VAR, comparison_operands, evaluate_rows
 from rsep.engine.pattern import (
     CompiledGpm,
     Filter,
@@ -905,6 +905,27 @@ class SequenceQuery(IncrementalQuery):
         for i, b in enumerate(binds):
             self.gpm_bind[i, : len(b)] = b
         self.gpm_nbind = np.array([len(b) for b in binds], np.int32)
+        # a FILTER comparing a side that reads no variable its GPM binds (the run's, then)
+        # with one that may: where its left operand ends, which side is the run's, and the
+        # slots the solution's side reads (-1: one its GPM does not bind)
+        self.f_split = np.full((len(f_lo), 3 + self.width), -1, np.int64)
+        for gi, bound in enumerate(binds):
+            for k in range(step_lo[gi], step_hi[gi]):
+                program = deferred[k].program
+                split = None if program is None else comparison_operands(program)
+                if masks[k] or split is None:
+                    continue
+                mid, left, right = split
+                if not left & set(bound):
+                    own, side = right, 0
+                elif not right & set(bound):
+                    own, side = left, 1
+                else:
+                    continue
+                self.f_split[k, :2] = (f_lo[k] + mid, side)
+                if own <= set(bound):
+                    self.f_split[k, 2] = len(own)
+                    self.f_split[k, 3 : 3 + len(own)] = sorted(own)
 
     # batches ----------------------------------------------------------------------------
 
@@ -1369,6 +1390,7 @@ class SequenceQuery(IncrementalQuery):
                     exact.ex_lo,
                     exact.ex_hi,
                     *self._filters(),
+                    self.f_split,
                     stored,
                     self.t0,
                     self.within,
