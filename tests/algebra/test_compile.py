@@ -652,3 +652,37 @@ def test_csrbench_query_1_reproduces_the_csparql_answers(shared_data: Path) -> N
     }
     assert [len(v) for v in expected.values()] == [0, 5, 7, 3]
     assert got == expected
+
+
+def test_modifiers_beside_an_event_pattern_are_in_the_plan() -> None:
+    """GROUP BY, HAVING, ORDER BY, LIMIT, OFFSET and VALUES beside an event pattern become
+    the plan's :class:`~rsep.algebra.modifiers.Modifiers` (SPARQL text, full IRIs), the
+    form keeping the projected names only (the modifiers compute the aggregates); a SPAseq
+    query still refuses them."""
+    text = (
+        "PREFIX : <http://e/>\nSELECT ?x (COUNT(?y) AS ?n)\n"
+        "FROM NAMED WINDOW :w ON :S [RANGE 5 STEP 1]\n"
+        "WHERE { MATCH ( EVENT :w { ?x :p ?y } ) }\n"
+        "GROUP BY ?x HAVING (COUNT(?y) > 1) ORDER BY DESC(?n) LIMIT 2 OFFSET 1 "
+        "VALUES ?x { :a }"
+    )
+    plan = compiled(text, "rsepql")
+    assert plan.modifiers is not None and plan.modifiers.grouped
+    assert plan.modifiers.head == "SELECT ?x (COUNT(?y) AS ?n)"
+    assert " ".join(plan.modifiers.tail.split()) == (
+        "GROUP BY ?x HAVING (COUNT(?y) > 1) ORDER BY DESC(?n) LIMIT 2 OFFSET 1 "
+        "VALUES ?x { <http://e/a> }"
+    )
+    assert str(plan.form) == "SELECT ?x ?n"
+    assert "modifiers SELECT ?x (COUNT(?y) AS ?n) … GROUP BY ?x" in explain(plan)
+    plain = text.split("\nGROUP BY")[0].replace("(COUNT(?y) AS ?n)", "?y")
+    ordered = compiled(plain + "\nORDER BY ?y LIMIT 1", "rsepql")
+    assert ordered.modifiers is not None and not ordered.modifiers.grouped
+    assert compiled(plain, "rsepql").modifiers is None
+    spaseq = (
+        "PREFIX : <http://e/>\nSELECT ?h\nWITHIN 10 SECONDS\nFROM STREAM S1 <http://e/s1>\n"
+        "WHERE {\n SEQ (A; B)\n DEFINE GPM A ON S1 { ?h :a ?x . }\n"
+        " DEFINE GPM B ON S1 { ?h :b ?y . }\n}\nORDER BY ?h LIMIT 1"
+    )
+    with pytest.raises(QuerySemanticError, match="ORDER BY and LIMIT with an event pattern"):
+        compiled(spaseq, "spaseq")

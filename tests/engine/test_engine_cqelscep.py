@@ -36,6 +36,7 @@ from rsep.algebra.events import (
     GraphPatternRef,
     Or,
 )
+from rsep.algebra.modifiers import Modifiers
 from rsep.algebra.passes import override
 from rsep.algebra.paths import (
     Alternative,
@@ -48,7 +49,7 @@ from rsep.algebra.paths import (
     PathTriple,
     Repeat,
 )
-from rsep.algebra.plan import EventJoin, Plan
+from rsep.algebra.plan import EventJoin, Plan, Select
 from rsep.algebra.window import LandmarkWindow, NowWindow, TimeWindow, WindowFunction
 from rsep.engine import incremental_query
 from rsep.engine.cqelscep import CqelscepQuery, Operators
@@ -664,6 +665,35 @@ def test_a_time_varying_background_gives_the_oracles_answers(family: str) -> Non
         assert found == expected, (seed, change)
         answered += bool(expected)
     assert answered >= 10, answered
+
+
+MODIFIERS = [
+    (("v", "n"), Modifiers("SELECT ?v (COUNT(*) AS ?n)", "GROUP BY ?v", True)),
+    (("v", "s"), Modifiers("SELECT DISTINCT ?v ?s", "ORDER BY DESC(?v) ?s LIMIT 2", False)),
+]
+"""Solution modifiers over the answer of each instant: a count per ?v (no interval), and the
+two last rows by ?v then ?s (each with its interval)."""
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_solution_modifiers_on_each_instants_answer(family: str) -> None:
+    """The random cases of each family (30 per set of modifiers) with solution modifiers
+    over the answer at each instant, then the streaming operator: the engine's answers
+    are the oracle's (ties under ORDER BY broken alike), and at least 5 answer."""
+    answered = total = 0
+    for variables, modifiers in MODIFIERS:
+        for seed in range(30):
+            case = Generator(family, random.Random(seed)).case()
+            plan = replace(case.plan, form=Select(variables), modifiers=modifiers)
+            try:
+                expected = oracle(plan, case.events, case.graphs)
+            except UserError:
+                continue
+            found = canonical(engine(plan, case.events, case.graphs, case.driver))
+            assert found == expected, (seed, modifiers)
+            answered += bool(expected)
+            total += 1
+    assert answered >= 5, (answered, total)
 
 
 # Bounded state, order, checkpoints ---------------------------------------------------------

@@ -618,3 +618,25 @@ def test_start_gives_the_oracles_answers_from_start(r2s: str, form: str) -> None
             (STOCK_TIMES[3], f"<{EX}cyberdyne>"),
             (STOCK_TIMES[3], f"<{EX}umbrella>"),
         ]
+
+
+@pytest.mark.parametrize(
+    ("query", "select", "tail", "count"),
+    [
+        ("query3.epsparql", "", "ORDER BY DESC(?company) LIMIT 1", 1),
+        ("query3.epsparql", "", "ORDER BY ?company OFFSET 1", 1),
+        ("query3.epsparql", "(COUNT(*) AS ?n)", "GROUP BY ?company", 2),
+        ("query1.epsparql", "(COUNT(*) AS ?n)", "GROUP BY ?company HAVING (COUNT(*) > 0)", 1),
+    ],
+)
+def test_solution_modifiers_on_the_answer_so_far(
+    query: str, select: str, tail: str, count: int
+) -> None:
+    """Solution modifiers beside the pattern (``rsep.algebra.modifiers``) over the answer so
+    far at each instant, then IStream: the engine's results are the oracle's under three
+    drivers (a grouped row has no interval)."""
+    text = (paper.PAPER / query).read_text(encoding="utf-8")
+    text = text.replace("SELECT ?company", f"SELECT ?company {select}".rstrip())
+    plan = paper.compiled(f"{text}\n{tail}")
+    assert plan.modifiers is not None
+    assert len(same(plan, events_of(paper.fixture("stock.trig")))) == count

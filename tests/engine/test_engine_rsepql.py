@@ -680,3 +680,27 @@ def test_differential(family: str, seed: int) -> None:
 def test_differential_exhaustive(family: str, seed: int) -> None:
     """10,000 per family (marked exhaustive)."""
     differential(random_case(family, seed))
+
+
+MODIFIED = """PREFIX : <http://example.org/>
+REGISTER {r2s} :out AS
+SELECT ?shop (COUNT(?who) AS ?n)
+FROM NAMED WINDOW :w ON :S_nearby [RANGE 10 STEP 2]
+WHERE {{ MATCH ( EVENT :w {{ ?who :isNearby ?shop }} ) }}
+GROUP BY ?shop {tail}
+"""
+
+
+@pytest.mark.parametrize("r2s", ["RSTREAM", "ISTREAM", "DSTREAM"])
+@pytest.mark.parametrize("tail", ["", "HAVING (COUNT(?who) > 1) ORDER BY DESC(?n) LIMIT 1"])
+def test_solution_modifiers_beside_match(r2s: str, tail: str) -> None:
+    """GROUP BY (with HAVING, ORDER BY, LIMIT) beside MATCH over S_nearby (RSP-QL Example 3),
+    applied to each evaluation's mappings before the streaming operator: the engine's
+    results are the oracle's, under every driver, and there are some."""
+    from semantics_data import rspql_streams
+
+    rspql = get_dialect("rsepql")
+    plan = compile_query(parse_query(MODIFIED.format(r2s=r2s, tail=tail), rspql), rspql)
+    streams = list(rspql_streams().values())
+    for driver in (ONE_BATCH, Driver(batches=(1,), pickles=(True,) * 8)):
+        assert assert_same(plan, streams, driver=driver)

@@ -46,6 +46,7 @@ from pyoxigraph import Literal, NamedNode, Variable
 
 from rsep.algebra import events
 from rsep.algebra import paths as nre
+from rsep.algebra.modifiers import Modifiers
 from rsep.algebra.params import ParameterError, Parameters, Source
 from rsep.algebra.passes import Associativity, apply_profile, binarise_sequences
 from rsep.algebra.plan import (
@@ -130,6 +131,7 @@ def compile_query(
         r2r=r2r,
         parameters=params,
         output=_output(query, dialect),
+        modifiers=compiler.modifiers,
     )
     plan = apply_profile(plan)
     return binarise_sequences(plan, ASSOCIATIVITY.get(dialect.name, Associativity.RIGHT))
@@ -317,6 +319,7 @@ class _Compiler:
         self.dialect = dialect
         self.unit_ms = unit_ms
         self.printer = dialect.printer()  # no prologue: full IRIs
+        self.modifiers: Modifiers | None = None
         self.default_graphs: list[str] = []
         self.named_graphs: list[str] = []
         self.streams: list[str] = []
@@ -426,13 +429,16 @@ class _Compiler:
         if isinstance(query, spa.SpaseqQuery):
             return self._spaseq(query), form
         if self.dialect.name == "epsparql":
-            _no_modifiers(query)
             _time_functions_in_filters(query)
-            return self._epsparql(where), form
+            pattern = self._epsparql(where)
+            self.modifiers = self._modifiers(query)
+            return pattern, form if self.modifiers is None else _plain(form)
         found, rest = self._events(where)
         if found is None:
             return self._graph(query, where), _plain(form)
-        _no_modifiers(query)
+        self.modifiers = self._modifiers(query)
+        if self.modifiers is not None:  # they compute the SELECT's expressions
+            form = _plain(form)
         if self.dialect.name == "cqelscep":
             found, rest = self._cep_clauses(found, rest)
         _no_nested_events(rest)
@@ -454,6 +460,26 @@ class _Compiler:
         names = frozenset().union(*(triple.variables for triple in found))
         return events.GraphPatternRef(ref.text, ref.variables | names, tuple(found))
 
+    def _modifiers(self, query: ast.Query) -> Modifiers | None:
+        """The solution modifiers beside an event pattern (:mod:`rsep.algebra.modifiers`):
+        the SELECT clause and what follows WHERE, as SPARQL text with full IRIs; None when
+        the query has none (its projection's ``(e AS ?v)`` are the form's expressions)."""
+        if not _has_modifiers(query):
+            return None
+        sub = _sub_select(query, ast.GroupPattern(()))
+        head = sub.select
+        rewritten = self.rewrite(sub)
+        assert isinstance(rewritten, ast.SubSelect)
+        text = self.printer.group(rewritten, 0)
+        inner = text.strip()[1:-1]  # the sub-select's braces
+        parts = inner.split("\n  WHERE { }\n", 1)
+        if len(parts) != 2:  # pragma: no cover - the printer's layout
+            raise AssertionError(f"unexpected sub-select text {text!r}")
+        aggregates = any(isinstance(n, ast.Aggregate) for n in head.walk()) or any(
+            isinstance(n, ast.Aggregate) for c in (*query.having, *query.order_by) for n in c.walk()
+        )
+        return Modifiers(parts[0].strip(), parts[1].strip(), bool(query.group_by) or aggregates)
+
     def _graph(self, query: ast.Query, where: ast.Group) -> events.GraphPatternRef:
         """The WHERE group; a SELECT's aliases, aggregates and solution modifiers in a
         sub-select inside it (the oracle runs ``SELECT vars WHERE { text }``)."""
@@ -461,28 +487,9 @@ class _Compiler:
         aliases = isinstance(select, ast.Select) and any(
             isinstance(item, ast.Alias) for item in select.projection or ()
         )
-        modifiers = (
-            query.group_by
-            or query.having
-            or query.order_by
-            or query.limit is not None
-            or query.offset is not None
-            or query.values is not None
-        )
-        if not (aliases or modifiers):
+        if not (aliases or _has_modifiers(query)):
             return self.ref(where)
-        head = select if isinstance(select, ast.Select) else ast.Select()
-        sub = ast.SubSelect(
-            head,
-            where,
-            group_by=query.group_by,
-            having=query.having,
-            order_by=query.order_by,
-            limit=query.limit,
-            offset=query.offset,
-            values=query.values,
-        )
-        return self.ref(ast.GroupPattern((sub,)))
+        return self.ref(ast.GroupPattern((_sub_select(query, where),)))
 
     def _events(self, where: ast.Group) -> tuple[events.EventPattern | None, ast.GroupPattern]:
         """The one event pattern among the elements of the WHERE group, and the rest."""
@@ -958,9 +965,44 @@ def _no_nested_events(rest: ast.GroupPattern) -> None:
             )
 
 
+def _sub_select(query: ast.Query, where: ast.Group) -> ast.SubSelect:
+    """``{ SELECT … WHERE { where } modifiers }``: the query's SELECT clause (``SELECT *``
+    for another form) and solution modifiers around ``where``."""
+    head = query.form if isinstance(query.form, ast.Select) else ast.Select()
+    return ast.SubSelect(
+        head,
+        where,
+        group_by=query.group_by,
+        having=query.having,
+        order_by=query.order_by,
+        limit=query.limit,
+        offset=query.offset,
+        values=query.values,
+    )
+
+
+def _has_modifiers(query: ast.Query) -> bool:
+    """Whether the query has solution modifiers (SPARQL 1.1 sec. 18.2.4-18.2.5), or an
+    aggregate in its projection."""
+    select = query.form
+    aggregates = isinstance(select, ast.Select) and any(
+        isinstance(n, ast.Aggregate) for item in select.projection or () for n in item.walk()
+    )
+    return bool(
+        query.group_by
+        or query.having
+        or query.order_by
+        or query.limit is not None
+        or query.offset is not None
+        or query.values is not None
+        or aggregates
+    )
+
+
 def _no_modifiers(query: ast.Query | ast.SubSelect, where: str = "with an event pattern") -> None:
-    """Refuse the solution modifiers the plan has no node for, naming them: over an event
-    pattern (``where``) only the projection and its ``(e AS ?v)`` are compiled."""
+    """Refuse the solution modifiers the plan has no node for, naming them: in a SPAseq
+    query and a sub-select over an EP-SPARQL pattern (``where``) only the projection and
+    its ``(e AS ?v)`` are compiled."""
     present = [
         name
         for name, given in (

@@ -38,6 +38,7 @@ from rsep.algebra.events import (
     Within,
     check_variable,
 )
+from rsep.algebra.modifiers import Modifiers
 from rsep.algebra.nfa import Nfa, compile_nfa
 from rsep.algebra.params import PARAMETERS, Parameters
 from rsep.algebra.r2s import R2S
@@ -242,7 +243,8 @@ class Plan:
     ``rules`` are the CONSTRUCT statements of other queries of EP-SPARQL's query set ``Q``
     whose derivations this query reads (``clos_Q(S)``, Sect. 4.2): part of the plan, so that
     every evaluator built from it (the oracle, the engine in this process or in Spark
-    tasks) reads them."""
+    tasks) reads them. ``modifiers`` are the solution modifiers beside an event pattern,
+    applied to each evaluation's answer (:mod:`rsep.algebra.modifiers`)."""
 
     form: QueryForm
     dataset: Dataset
@@ -250,6 +252,7 @@ class Plan:
     parameters: Parameters = field(default_factory=Parameters.defaults)
     output: Output = field(default_factory=Output)
     rules: tuple[Rule, ...] = ()
+    modifiers: Modifiers | None = None
 
     @property
     def closure_rules(self) -> tuple[Rule, ...]:
@@ -389,6 +392,8 @@ def explain(plan: Plan) -> str:
         lines.append("    (empty)")
     lines.append("  r2r")
     _tree(plan.r2r, 2, lines)
+    if plan.modifiers is not None:
+        lines.append(f"  modifiers {plan.modifiers}  (per evaluation, before R2S)")
     lines.append(f"  r2s      {plan.r2s}  ({_param_origin(plan, 'r2s')})")
     out = plan.output
     target = f"stream <{out.stream}>" if out.stream is not None else "answers"

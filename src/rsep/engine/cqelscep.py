@@ -350,6 +350,8 @@ class IntervalOutput(Output):
         """The results at evaluation instant ``t`` given the whole answer ``Ψ(t)``; each
         answer's projection is remembered while answers repeat (at most
         ``max_window_events``)."""
+        if self.modifiers is not None:
+            return self._modified(t, list(found), matcher)
         if self.start is not None and t < self.start:
             self._last, self._previous = None, {}
             return []

@@ -33,9 +33,12 @@ interval can still come (:meth:`Output.forget`); RStream keeps the whole answer,
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from pyoxigraph import Triple
 
+from rsep.algebra.modifiers import Row
+from rsep.algebra.modifiers import apply as apply_modifiers
 from rsep.algebra.plan import Ask, Construct, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.errors import UserError
@@ -63,7 +66,10 @@ class Output:
 
     def __init__(self, plan: Plan, *, answer_set: bool = False, start: int | None = None) -> None:
         self.form = plan.form
+        self.modifiers = plan.modifiers
         self.start = start
+        self._whole: list[Answer] = []  # the answer so far, for the solution modifiers
+        self._psi: list[_Text] | None = None  # the modified answer at the instant before
         self._before: list[Answer] = []  # projected answers of the instants before start
         self.answer_set = answer_set
         self.r2s = plan.r2s
@@ -84,6 +90,10 @@ class Output:
             if answer not in self._known:
                 self._known[answer] = answer[2]
                 fresh.append(answer)
+        if self.modifiers is not None:
+            self._whole += fresh
+            self._check_size(len(self._whole))
+            return self._modified(t, self._whole, matcher)
         projected = [self._project(answer, matcher) for answer in fresh]
         if self.start is not None and self.r2s is not R2S.RSTREAM:
             if t < self.start:
@@ -152,15 +162,37 @@ class Output:
                 "(--set r2s=istream) or raise it (--set max_window_events=N)"
             )
 
+    def _modified(self, t: int, whole: Sequence[Answer], matcher: GraphMatcher) -> list[Result]:
+        """The results at ``t`` of a plan with solution modifiers: they apply to the whole
+        answer ``whole`` (:func:`rsep.algebra.modifiers.apply`), and the streaming operator
+        compares the modified answer with the one at the evaluation before (RSP-QL Def.
+        20-22, :meth:`rsep.algebra.r2s.R2S.apply`, as the oracle applies it)."""
+        assert self.modifiers is not None
+        if self.start is not None and t < self.start:
+            self._psi = None  # the first instant from start compares with ∅
+            return []
+        rows = apply_modifiers(
+            self.modifiers, [(mu, (t1, t2)) for mu, t1, t2 in whole], matcher.forms
+        )
+        texts = [_Text.of(row) for row in rows]
+        streamed = [cast(_Text, mu).row for mu, _ in self.r2s.apply(self._psi, texts, t)]
+        self._psi = texts
+        return self._format(t, streamed, matcher)
+
     # the query form ------------------------------------------------------------------
 
-    def _format(self, t: int, streamed: list[Answer], matcher: GraphMatcher) -> list[Result]:
+    def _format(
+        self, t: int, streamed: Sequence[Answer | Row], matcher: GraphMatcher
+    ) -> list[Result]:
+        """The query form over the streamed mappings, each with its interval (none for a
+        grouped row of the solution modifiers)."""
         form = self.form
+        rows = [_row(item) for item in streamed]
         if isinstance(form, Select):
-            return [SelectResult(t, dict(mu.items()), (t1, t2)) for mu, t1, t2 in streamed]
+            return [SelectResult(t, dict(mu.items()), span) for mu, span in rows]
         if isinstance(form, Construct):
             triples: set[Triple] = set()
-            for mu, _, _ in streamed:
+            for mu, _ in rows:
                 triples.update(self._instantiate(form, mu, matcher))
             if triples or self.report_empty:
                 return [ConstructResult(t, frozenset(triples))]
@@ -173,3 +205,27 @@ class Output:
         """The CONSTRUCT template instantiated with one mapping (SPARQL 1.1 sec. 16.2;
         :func:`rsep.rdf.sparql.instantiate`)."""
         return instantiate(form.template, mu, matcher.forms.stored_form)
+
+
+def _row(item: Answer | Row) -> Row:
+    """A streamed mapping with its interval, or ``None``."""
+    if len(item) == 3:
+        mu, t1, t2 = item
+        return (mu, (t1, t2))
+    return item
+
+
+class _Text(dict[str, str]):
+    """A row of the modified answer as R2S compares it (RSP-QL Def. 21-22): its terms in
+    N-Triples and its interval, the row itself kept beside."""
+
+    row: Row
+
+    @classmethod
+    def of(cls, row: Row) -> _Text:
+        mu, span = row
+        text = cls((name, str(term)) for name, term in mu.items())
+        if span is not None:
+            text["@interval"] = f"{span[0]} {span[1]}"
+        text.row = row
+        return text

@@ -54,6 +54,7 @@ from rsep.algebra.events import (
     SelectionPolicy,
     Seq,
 )
+from rsep.algebra.modifiers import apply as apply_modifiers
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Select
 from rsep.engine.bgp import GroupMatcher
@@ -375,7 +376,12 @@ class RsepqlQuery(ContinuousWindowQuery):
 
     def _project(self, found: list[Mu]) -> list[Mu]:
         """The SELECT's ``(e AS ?v)`` expressions, projection and DISTINCT (SPARQL 1.1 sec.
-        18.2.4-18.2.5) on each solution, as the oracle applies them."""
+        18.2.4-18.2.5) on each solution, as the oracle applies them; with solution modifiers,
+        those over the whole answer (:mod:`rsep.algebra.modifiers`)."""
+        modifiers = self.plan.modifiers
+        if modifiers is not None:  # MATCH's mappings carry no interval (Sect. 4.2)
+            rows = apply_modifiers(modifiers, [(mu, None) for mu in found], self.matcher.forms)
+            return [mu for mu, _ in rows]
         form = self.plan.form
         if not isinstance(form, Select):
             return found

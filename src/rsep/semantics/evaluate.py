@@ -41,6 +41,7 @@ from rsep.algebra.events import (
     Match,
     StreamBgp,
 )
+from rsep.algebra.modifiers import apply as apply_modifiers
 from rsep.algebra.params import Entailment
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
@@ -132,7 +133,21 @@ class ContinuousQuery:
         found = self.events.at(t, previous)
         if self.pattern is not None:
             found = self._join_graph(found, t, previous)
-        return [self._solution(item) for item in self._project(found)]
+        modified = self.plan.modifiers is not None
+        found = self._modified(found) if modified else self._project(found)
+        return [self._solution(item) for item in found]
+
+    def _modified(self, found: Sequence[EventMapping | Mu]) -> list[EventMapping | Mu]:
+        """The solution modifiers beside the event pattern over the answer of this
+        evaluation (:mod:`rsep.algebra.modifiers`: SPARQL 1.1 sec. 18.2.4-18.2.5 on Ψ(t));
+        a row keeps its interval unless it is grouped."""
+        assert self.plan.modifiers is not None
+        rows = [
+            (item.mu, (item.t1, item.t2)) if isinstance(item, EventMapping) else (item, None)
+            for item in found
+        ]
+        out = apply_modifiers(self.plan.modifiers, rows, self.matcher.forms)
+        return [mu if span is None else EventMapping(mu, *span) for mu, span in out]
 
     def _graph_solutions(self, t: int, previous: int | None) -> list[Mu]:
         """The solutions of the plan's SPARQL query over the instantaneous dataset at t."""
