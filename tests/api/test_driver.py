@@ -238,3 +238,20 @@ def test_rsepql_from_14_reads_g_shops_prime() -> None:
     assert rows(query.run(STREAMS, SHOPS, engine="local", start=14), names) == []
     static = rows(query.run(STREAMS, STATIC_SHOPS, engine="local", start=14), names)
     assert static[:1] == [(14, "carl", "eve", "alice")]
+
+
+@pytest.mark.spark
+def test_solution_modifiers_beside_match_on_spark(spark: SparkSession) -> None:
+    """GROUP BY, HAVING, ORDER BY and LIMIT beside RSEP-QL's MATCH on Spark replay (the
+    plan in one task): the oracle's answers, the shop with most people nearby."""
+    text = (
+        f"PREFIX : <{EX}>\nREGISTER RSTREAM :out AS\nSELECT ?shop (COUNT(?who) AS ?n)\n"
+        "FROM NAMED WINDOW :w ON :S_nearby [RANGE 10 STEP 2]\n"
+        "WHERE { MATCH ( EVENT :w { ?who :isNearby ?shop } ) }\n"
+        "GROUP BY ?shop HAVING (COUNT(?who) > 1) ORDER BY DESC(?n) LIMIT 1"
+    )
+    query = rsep.Query(text)
+    streams = {EX + "S_nearby": DATA / "s_nearby.tnt"}
+    expected = rows(query.run(streams, engine="reference"), ("shop", "n"))
+    assert expected == [(10, "a", "3"), (12, "a", "2"), (14, "a", "2")]
+    assert rows(query.run(streams, engine="spark"), ("shop", "n")) == expected
