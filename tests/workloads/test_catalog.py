@@ -6,6 +6,7 @@ over the event store (vectorised). Skips without ../shared."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ import pytest
 
 from rsep.cli import main as cli
 from rsep.workloads.baselines import VShape
-from rsep.workloads.bench import Data, Measurement, Point, measure
+from rsep.workloads.bench import Data, Measurement, Point, check_answers, measure
 from rsep.workloads.catalog import WORKLOADS, workload
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ CASES: list[tuple[str, int, VShape | None, int | None]] = [
     ("card-kleene", 250, None, None),
     ("smart-grid", 1_704, None, 1),  # examples/uc1-smart-grid: rows 559-561
     ("traffic-congestion", 300, None, 7),  # examples/uc5-traffic: the seven of 2014-08-01
+    ("citybench-q1", 300, None, None),
 ]
 
 
@@ -69,6 +71,35 @@ def test_a_workload_gives_the_same_answers_on_every_system(
         assert first.results == known
     for system, m in found.items():
         assert m.answers == first.answers, system
+
+
+def test_citybench_q1_live_gives_the_engines_answers_with_latencies(folder: Path) -> None:
+    """CityBench Q1 (RSP-QL windows, not a sequence) fed live gives the answers of the
+    engine over the file and a latency per answer; its reports are replayed 300 times
+    faster than real time, one report a second per segment, and every answer is at an
+    instant when both segments' last three reports are in the 3 s windows."""
+    data = prepared(folder, "citybench-q1", 120)
+    live = measure(Point("citybench-q1", "rsep-live", 120, rate=20_000), data)
+    engine = measure(Point("citybench-q1", "rsep", 120), data)
+    assert live.answers == engine.answers and live.results > 0
+    assert live.digest == engine.digest
+    assert live.latency_p50_ms is not None and live.latency_p99_ms is not None
+    assert 0 <= live.latency_p50_ms <= live.latency_p99_ms
+    times = sorted({m.time for m in engine.answers})
+    assert all(b - a == 1000 for a, b in pairwise(times))
+
+
+def test_the_bench_notes_answers_that_differ() -> None:
+    """Two systems on one point with different answers: the second is noted; a point of
+    another size is compared with its own kind only."""
+    a = Measurement(Point("citybench-q1", "rsep", 10), results=1, digest="x")
+    b = Measurement(Point("citybench-q1", "oracle", 10), results=2, digest="y")
+    c = Measurement(Point("citybench-q1", "oracle", 20), results=2, digest="y")
+    d = Measurement(Point("citybench-q1", "rsep-live", 10), results=1, digest="x")
+    assert check_answers([a, b, c, d]) == [
+        "citybench-q1 oracle/- n=10 kb=0: answers differ from rsep/nquads's (2 against 1)"
+    ]
+    assert b.note.startswith("answers differ") and not a.note and not c.note and not d.note
 
 
 @pytest.mark.spark

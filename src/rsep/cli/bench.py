@@ -8,6 +8,10 @@ Each list option (``--events``, ``--window``, ``--steps``, ``--strategy``, ``--k
 one or more values; the first of each is the base point, and each option with more values
 is varied alone around it (SPAseq Sec. 8 varies one parameter at a time). ``--window``,
 ``--steps`` and ``--strategy`` apply to the V-shape workloads only.
+
+Points that differ in system or source only are checked to give the same answers (a hash
+of each point's sorted answers, :func:`rsep.workloads.bench.check_answers`): a difference
+is told on standard error, noted in the table, and the command exits with status 1.
 """
 
 from __future__ import annotations
@@ -115,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     from rsep.workloads.bench import (
         SYSTEMS,
         Point,
+        check_answers,
         markdown_table,
         record,
         run_sweep,
@@ -184,6 +189,9 @@ def run(args: argparse.Namespace) -> int:
     measurements = run_sweep(
         points, data_of, isolate=not args.in_process, progress=show, timeout=args.timeout
     )
+    differ = check_answers(measurements)
+    for text in differ:
+        print(f"rsep bench: {text}", file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / args.workload
     stem.with_suffix(".json").write_text(
@@ -204,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         record(args.record, title, command, measurements, images)
     if values and not images:
         print("rsep bench: no plot (pip install rsep[bench] for matplotlib)", file=sys.stderr)
-    return 0
+    return 1 if differ else 0
 
 
 def draw(

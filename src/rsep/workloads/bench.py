@@ -124,6 +124,9 @@ class Measurement:
     latency_p50_ms: float | None = None
     latency_p99_ms: float | None = None
     note: str = ""
+    digest: str = ""
+    """A hash of the sorted answers (:func:`answers_digest`), kept where the answers are
+    not (JSON), so that systems' answers are compared across processes."""
     answers: list[Any] = field(default_factory=list, repr=False)
     """The answers as one system reports them: :class:`Answer` for the V shape,
     :class:`Match` otherwise (comparable between systems)."""
@@ -600,6 +603,7 @@ def measure(point: Point, data: Data) -> Measurement:
         answers = [match_of(r) for r in cast(list[Result], answers)]
     out.answers = sort_answers(answers)
     out.results = len(out.answers)
+    out.digest = answers_digest(out.answers)
     out.peak_rss_mib = rss.peak_mib
     out.load = os.getloadavg()
     return out
@@ -627,6 +631,39 @@ def sort_answers(answers: Iterable[Any]) -> list[Any]:
     return sorted(set(answers), key=_order)
 
 
+def answers_digest(answers: Sequence[Any]) -> str:
+    """A SHA-256 of sorted answers (:func:`sort_answers`): equal for equal answers."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for answer in answers:
+        digest.update(repr(answer).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def check_answers(measurements: Sequence[Measurement]) -> list[str]:
+    """Points that differ in system or source only must give the same answers: each one
+    whose answers differ from the first measured of its kind gets a note saying so; the
+    notes' texts. ``read`` answers nothing and failed points are left out."""
+    first: dict[tuple[Any, ...], Measurement] = {}
+    found: list[str] = []
+    for m in measurements:
+        p = m.point
+        if p.system == "read" or not m.digest:
+            continue
+        key = (p.workload, p.events, p.shape, p.kb_triples)
+        other = first.setdefault(key, m)
+        if other.digest != m.digest:
+            text = (
+                f"answers differ from {other.point.system}/{other.point.source}'s "
+                f"({m.results:,} against {other.results:,})"
+            )
+            m.note = f"{m.note}; {text}" if m.note else text
+            found.append(f"{p.label()}: {text}")
+    return found
+
+
 def _order(answer: Any) -> Any:
     if isinstance(answer, Answer):
         return answer.time, answer.company, answer.prices
@@ -634,11 +671,12 @@ def _order(answer: Any) -> Any:
 
 
 def _query(shape: VShape, workload: str = "stock-vshape") -> Query:
-    """The SPAseq query of the workload (of ``shape`` where it takes one), compiled."""
+    """The query of the workload (of ``shape`` where it takes one), compiled."""
     from rsep.api import Query
     from rsep.workloads.catalog import workload as entry
 
-    return Query(entry(workload).query(shape), "spaseq")
+    chosen = entry(workload)
+    return Query(chosen.query(shape), chosen.dialect)
 
 
 class _Counted:
@@ -702,10 +740,11 @@ def _rsep_live(
     (every 10 ms), by the API's incremental form (:meth:`rsep.api.Incremental.feed`, the
     one driver loop), each micro-batch a table of triples (the rows a live source hands
     on, read into the columnar engine's batches): an event's arrival is the wall-clock
-    time it was due; an answer's latency is its emission minus the arrival of the event
-    that completed it (the last event of its time, the earliest it can be final). The
-    stream is read into one table before the clock starts, so that the rate is the
-    feed's, not the parser's."""
+    time it was due; an answer's latency is its emission minus the arrival of the last
+    event at or before its time (the last the answer can depend on: for a sequence, the
+    event that completed it; for a window, the last event it holds). The stream is read
+    into one table before the clock starts, so that the rate is the feed's, not the
+    parser's."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -715,10 +754,9 @@ def _rsep_live(
     table = read_table(_files(point, data))
     ids = pc.dictionary_encode(table.column("event_id")).combine_chunks().indices.to_numpy()
     firsts = np.concatenate([[0], np.flatnonzero(ids[1:] != ids[:-1]) + 1, [len(ids)]])
-    times = table.column("t_end").to_numpy()[firsts[:-1]].tolist()
+    times = table.column("t_end").to_numpy()[firsts[:-1]]
     count = len(times)
     per_event = data.triples / data.events / point.rate
-    arrival: dict[int, float] = {}
     start = time.perf_counter()
 
     def arriving() -> Iterator[pa.Table]:
@@ -729,17 +767,17 @@ def _rsep_live(
             if due <= i:
                 time.sleep(min(0.01, (i - (now - start) / per_event) * per_event))
                 continue
-            due_at = (start + np.arange(i, due) * per_event).tolist()
-            arrival.update(zip(times[i:due], due_at, strict=True))
             yield table.slice(int(firsts[i]), int(firsts[due] - firsts[i]))
             i = due
 
-    latencies: list[float] = []
+    emitted: list[float] = []
     answers: list[Result] = []
     for result in running.feed(arriving()):
-        latencies.append(time.perf_counter() - arrival[result.time])
+        emitted.append(time.perf_counter())
         answers.append(result)
-    return answers, count, latencies
+    last = np.searchsorted(times, [r.time for r in answers], side="right") - 1
+    arrival = start + np.maximum(last, 0) * per_event
+    return answers, count, (np.array(emitted) - arrival).tolist()
 
 
 def _spark(

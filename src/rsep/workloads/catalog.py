@@ -15,6 +15,9 @@ them all alike; only what differs between workloads is here.
 - ``smart-grid``: UC1, Query 1, three streams (``examples/uc1-smart-grid``), HomeC.
 - ``traffic-congestion``: UC5, Query 5, a conjunction ``(B & C)`` over three streams
   (``examples/uc5-traffic``), Aarhus traffic of three road segments, two months.
+- ``citybench-q1``: CityBench's Q1 in RSP-QL (``examples/citybench/Q1.rspql``): the
+  congestion levels of two road segments in 3-second windows sliding by 1 second, over the
+  two segments' Aarhus traffic and CityBench's sensor repository as background graph.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import math
 import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from rsep.errors import UserError
@@ -51,6 +54,14 @@ TRAFFIC = DATA / "aarhus" / "traffic" / "AarhusTrafficData_449segments_2014-08-0
 SENSORS = DATA / "aarhus" / "kb" / "SensorRepository.n3.xz"
 SEGMENTS = ("181223", "185104", "192653")
 """UC5's junction: segment 181223 and the two segments that leave its end point."""
+Q1_SEGMENTS = ("182955", "158505")
+"""The two road segments CityBench's Q1 watches."""
+Q1_SPEEDUP = 300
+"""CityBench Q1's replay speed-up: each 5-minute report one second later than the one
+before, so a 3-second window holds the last three reports of each segment (at real time
+almost every window is empty and the engines evaluate 300 empty instants per report)."""
+REPOSITORY = "http://localhost:12345/WebGlCity/RDF/SensorRepository.rdf"
+"""The graph IRI CityBench's queries read the sensor repository under (``FROM``)."""
 
 KLEENE_QUERY = """\
 # Kleene+ on SPAseq's credit-card stream (rsep.workloads.catalog, issue 15): on one card,
@@ -99,6 +110,8 @@ class Workload:
     baseline: bool = False
     """Answers in the V shape's form (:class:`rsep.workloads.baselines.Answer`), so that
     the naive baseline and Flink compare with rsep."""
+    dialect: str = "spaseq"
+    """The query's language."""
 
     @property
     def shaped(self) -> bool:
@@ -233,26 +246,81 @@ def prepare_traffic(folder: Path, events: int, kb_triples: int = 0) -> Data:
     on the same days k years later (August and September: no change of summer time to
     disorder the local times), ids suffixed by the copy; KB: ``examples/uc5-traffic``'s
     segment metadata."""
-    from rsep.rdf.mapping import load_mapping
-
-    segments = _segment_rows(folder)
-    stem = f"aarhus-uc5-by-time_replicated_{SYNTHETIC}_{events}"
-    csv = folder / f"{stem}.stream"
-    if not csv.exists():
-        write_lines(csv, _traffic_lines(segments, events))
-    mapper = load_mapping("aarhus-traffic").bind({"property": _need(SENSORS)})
     kb = EXAMPLES / "uc5-traffic" / "data" / "aarhus-segments.ttl"
     graph = "http://example.org/kb/aarhus-segments"
+    return _traffic(folder, events, SEGMENTS, "aarhus-uc5-by-time", kb, graph)
+
+
+def prepare_citybench_q1(folder: Path, events: int, kb_triples: int = 0) -> Data:
+    """``events`` observations of CityBench Q1's two road segments (the two segments' two
+    months merged in time order, 32,579 real rows, repeated past them), replayed
+    :data:`Q1_SPEEDUP` times faster than real time (CityBench replays its streams faster
+    than real time too); KB: the part of CityBench's sensor
+    repository about the two segments' sensors (what each observes and each property's
+    type: all Q1 reads of it), under the graph IRI Q1 names."""
+    kb = folder / "citybench-q1-repository.ttl"
+    if not kb.exists():
+        _write_repository_part(kb, Q1_SEGMENTS)
+    name = f"aarhus-citybench-q1-by-time-x{Q1_SPEEDUP}"
+    return _traffic(folder, events, Q1_SEGMENTS, name, kb, REPOSITORY, Q1_SPEEDUP)
+
+
+def _traffic(
+    folder: Path,
+    events: int,
+    segments: tuple[str, ...],
+    name: str,
+    kb: Path,
+    graph: str,
+    speedup: int = 1,
+) -> Data:
+    """``events`` rows of ``segments`` in time order, replicated and replayed ``speedup``
+    times faster than real time (:func:`_traffic_lines`), mapped by ``aarhus-traffic``:
+    the :class:`Data` of ``name``."""
+    from rsep.rdf.mapping import load_mapping
+
+    rows = _segment_rows(folder, segments)
+    stem = f"{name}_replicated_{SYNTHETIC}_{events}"
+    csv = folder / f"{stem}.stream"
+    if not csv.exists():
+        write_lines(csv, _traffic_lines(rows, events, speedup))
+    mapper = load_mapping("aarhus-traffic").bind({"property": _need(SENSORS)})
     return _data(csv, folder, stem, lambda: mapped_csv(csv, [mapper]), kb, graph)
 
 
-def _segment_rows(folder: Path) -> tuple[str, list[list[str]]]:
-    """The header and the rows of the three segments, in time order (extracted from the
+def _write_repository_part(target: Path, segments: tuple[str, ...]) -> None:
+    """What the sensor repository says the sensors of ``segments`` observe, and each
+    property's type, as N-Triples (Turtle) in ``target``."""
+    from pyoxigraph import RdfFormat, Store
+
+    sensors = " ".join(
+        f"<http://www.insight-centre.org/dataset/SampleEventService#AarhusTrafficData{s}>"
+        for s in segments
+    )
+    store = Store()
+    with lzma.open(_need(SENSORS), "rb") as handle:
+        store.bulk_load(handle.read(), format=RdfFormat.N3)
+    found = store.query(
+        "PREFIX ssn: <http://purl.oclc.org/NET/ssnx/ssn#> "
+        "CONSTRUCT { ?sensor ssn:observes ?p . ?p a ?type } "
+        f"WHERE {{ VALUES ?sensor {{ {sensors} }} ?sensor ssn:observes ?p . ?p a ?type }}"
+    )
+    lines = sorted(f"{triple} .\n" for triple in found)  # type: ignore[union-attr]
+    tmp = target.with_suffix(".tmp")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text("".join(lines), encoding="utf-8")
+    tmp.rename(target)
+
+
+def _segment_rows(
+    folder: Path, segments: tuple[str, ...] = SEGMENTS
+) -> tuple[str, list[list[str]]]:
+    """The header and the rows of ``segments``, in time order (extracted from the
     449-segment archive once, into ``folder``; a segment's file is not in time order
     throughout, so the rows are sorted, stably, not merged)."""
-    extracted = folder / "aarhus-uc5-segments-by-time.csv"
+    extracted = folder / f"aarhus-segments-{'-'.join(segments)}-by-time.csv"
     if not extracted.exists():
-        wanted = {f"AarhusTrafficData{s}.stream" for s in SEGMENTS}
+        wanted = {f"AarhusTrafficData{s}.stream" for s in segments}
         parts: list[list[str]] = []
         header = ""
         with tarfile.open(_need(TRAFFIC), "r:xz") as archive:
@@ -264,8 +332,8 @@ def _segment_rows(folder: Path) -> tuple[str, list[list[str]]]:
                     continue
                 header, *body = handle.read().decode("utf-8").splitlines()
                 parts.append([line for line in body if line.strip()])
-        if len(parts) != len(SEGMENTS):
-            raise UserError(f"{TRAFFIC}: UC5's segments {', '.join(SEGMENTS)} are not all there")
+        if len(parts) != len(segments):
+            raise UserError(f"{TRAFFIC}: segments {', '.join(segments)} are not all there")
         column = header.split(",").index("TIMESTAMP")
         merged = sorted(
             (line for part in parts for line in part), key=lambda line: line.split(",")[column]
@@ -277,17 +345,28 @@ def _segment_rows(folder: Path) -> tuple[str, list[list[str]]]:
     return header, list(csvlib.reader(lines))
 
 
-def _traffic_lines(segments: tuple[str, list[list[str]]], events: int) -> Iterator[str]:
+def _traffic_lines(
+    segments: tuple[str, list[list[str]]], events: int, speedup: int = 1
+) -> Iterator[str]:
+    """The first ``events`` rows, replicated: at ``speedup`` 1, copy k on the same days k
+    years later; else each row at the first row's time plus its offset divided by
+    ``speedup`` (as a replay ``speedup`` times faster than real time stamps it), copy k
+    right after copy k - 1 (ids suffixed by the copy)."""
     header, rows = segments
     columns = header.split(",")
     when, ident = columns.index("TIMESTAMP"), columns.index("_id")
+    first = datetime.fromisoformat(rows[0][when])
+    span = (datetime.fromisoformat(rows[-1][when]) - first) / speedup + timedelta(seconds=1)
     yield header + "\n"
     for i in range(events):
         copy, k = divmod(i, len(rows))
         row = list(rows[k])
-        if copy:
-            moved = datetime.fromisoformat(row[when])
+        moved = datetime.fromisoformat(row[when])
+        if speedup != 1:
+            row[when] = (first + (moved - first) / speedup + copy * span).isoformat()
+        elif copy:
             row[when] = moved.replace(year=moved.year + copy).isoformat()
+        if copy:
             row[ident] = f"{row[ident]}r{copy}"
         yield ",".join(row) + "\n"
 
@@ -349,6 +428,15 @@ _CATALOG = (
         example("uc5-traffic/congestion-propagation.spaseq"),
         prepare_traffic,
         15_000,
+    ),
+    Workload(
+        "citybench-q1",
+        "CityBench Q1 (RSP-QL), two segments' congestion in 3 s windows, Aarhus",
+        example("citybench/Q1.rspql"),
+        prepare_citybench_q1,
+        15_000,
+        ("rsep", "rsep-live", "read", "spark", "oracle"),
+        dialect="rspql",
     ),
 )
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _CATALOG}
