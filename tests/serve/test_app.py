@@ -214,6 +214,10 @@ def test_queries_over_one_stream_give_the_oracles_answers(
         assert canonical(ws) == oracle(texts["kleeneplus"], events, graphs, end)
         sse = listeners["sse"].wait_for(len(client.get("/api/queries/rspql/answers").json()))
         assert canonical(sse) == oracle(texts["rspql"], events, graphs, end)
+        resumed = {"Last-Event-ID": "2"}  # a reconnecting SSE client goes on after it
+        with httpx.stream("GET", f"{server.url}/api/queries/rspql/sse", headers=resumed) as reply:
+            ids = (line for line in reply.iter_lines() if line.startswith("id: "))
+            assert next(ids) == "id: 3"
         timeline = client.get("/api/streams/main/events", params={"since": 0}).json()
         assert [e["seq"] for e in timeline] == list(range(1, len(events) + 1))
         assert timeline[0]["triples"] and timeline[0]["t_end"] == events[0].t_end

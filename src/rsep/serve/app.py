@@ -154,7 +154,8 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
         return endpoint
 
     def since(request: Request) -> int:
-        text = request.query_params.get("since", "0")
+        """``?since=N``, or for SSE a reconnecting client's ``Last-Event-ID``."""
+        text = request.headers.get("last-event-id") or request.query_params.get("since", "0")
         try:
             return int(text)
         except ValueError:
@@ -168,32 +169,33 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
         return await run_in_threadpool(service.add_query, spec)
 
     async def get_query(request: Request) -> Any:
-        return service.explain(request.path_params["name"])
+        return await run_in_threadpool(service.explain, request.path_params["name"])
 
     async def remove_query(request: Request) -> Any:
-        service.remove_query(request.path_params["name"])
+        await run_in_threadpool(service.remove_query, request.path_params["name"])
         return {"removed": request.path_params["name"]}
 
     async def pause(request: Request) -> Any:
-        return service.pause(request.path_params["name"])
+        return await run_in_threadpool(service.pause, request.path_params["name"])
 
     async def resume(request: Request) -> Any:
         return await run_in_threadpool(service.resume, request.path_params["name"])
 
     async def answers(request: Request) -> Any:
-        return service.answers_since(request.path_params["name"], since(request))
+        name = request.path_params["name"]
+        return await run_in_threadpool(service.answers_since, name, since(request))
 
     async def list_streams(request: Request) -> Any:
         return [s.describe() for s in list(service.streams.values())]
 
     async def add_stream(request: Request) -> Any:
-        return service.add_stream(await limits.json(request))
+        return await run_in_threadpool(service.add_stream, await limits.json(request))
 
     async def get_stream(request: Request) -> Any:
         return service.stream(request.path_params["name"]).describe()
 
     async def remove_stream(request: Request) -> Any:
-        service.remove_stream(request.path_params["name"])
+        await run_in_threadpool(service.remove_stream, request.path_params["name"])
         return {"removed": request.path_params["name"]}
 
     async def push(request: Request) -> Any:
@@ -204,7 +206,8 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
         return await run_in_threadpool(service.push, name, body, fmt)
 
     async def events(request: Request) -> Any:
-        return service.events_since(request.path_params["name"], since(request))
+        name = request.path_params["name"]
+        return await run_in_threadpool(service.events_since, name, since(request))
 
     async def get_watermark(request: Request) -> Any:
         return {"watermark": service.watermark, "clock": service.clock}
@@ -219,7 +222,7 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
     async def sse(request: Request) -> Any:
         name = request.path_params["name"]
         service.query(name)
-        start = int(request.headers.get("last-event-id") or since(request))
+        start = since(request)
 
         async def stream() -> AsyncIterator[str]:
             async for items in _answers(service, hub, name, start, request.is_disconnected):
@@ -244,7 +247,8 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
         )
 
     async def metrics(request: Request) -> Response:
-        return PlainTextResponse(service.metrics(), media_type="text/plain; version=0.0.4")
+        text = await run_in_threadpool(service.metrics)
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     async def describe(request: Request) -> Response:
         return JSONResponse(openapi())
@@ -381,7 +385,7 @@ async def _answers(
     while name in service.queries and not await is_gone():
         event = hub.event
         try:
-            items = service.answers_since(name, last)
+            items = await run_in_threadpool(service.answers_since, name, last)
         except RequestError:
             return
         if items:

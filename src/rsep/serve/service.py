@@ -431,17 +431,19 @@ class Service:
                 early = pc.less(table["t_end"], floor)
                 late = int(pc.count_distinct(table.filter(early)["event_id"]).as_py())
                 table = table.filter(pc.invert(early))
+            if table.num_rows:
+                first = int(pc.min(table["t_end"]).as_py())
+                last = int(pc.max(table["t_end"]).as_py())
+                self._check_jump(last, first)
             stream.late += late
             self.late += late
             before = stream.seq
             answers = 0
             if table.num_rows:
-                first = int(pc.min(table["t_end"]).as_py())
-                self._check_jump(int(pc.max(table["t_end"]).as_py()), first)
                 stream.remember(table, self.settings.recent_events)
                 pushed = Pushed(stream.iri, table, first)
                 moved = self.clock is not None and first > self.clock
-                self.clock = max(self.clock or first, int(pc.max(table["t_end"]).as_py()))
+                self.clock = last if self.clock is None else max(self.clock, last)
                 for query in list(self.queries.values()):
                     if moved:
                         answers += self._apply(query, first - 1, arrived)
