@@ -5,6 +5,7 @@ NASDAQ bars, against the oracle and the in-process engine (``--engine local``)."
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from collections.abc import Mapping, Sequence
@@ -416,3 +417,41 @@ def test_large_n_quads_file_read_by_byte_ranges(spark: SparkSession, tmp_path: P
     assert found.events == data.events
     expected = local(plan, inputs, graphs)
     assert expected and canonical(found.results) == expected
+
+
+def test_bad_lines_skipped_in_read_tasks(spark: SparkSession, tmp_path: Path) -> None:
+    """``--on-error skip`` in Spark's read tasks: the V shape's N-Quads file with bad lines
+    spread over its three byte ranges (one in an event, between events, at the end), read
+    by three tasks: the answers and the events read are the in-process engine's with
+    skip, and the dead letters, gathered from the tasks, are its own, in the same order."""
+    from rsep.spark.columnar import read_listing
+    from rsep.workloads.bench import prepare
+
+    data = prepare(tmp_path, 8000)
+    lines = data.nquads.read_text(encoding="utf-8").splitlines(keepends=True)
+    for at in (len(lines), 2 * len(lines) // 3, len(lines) // 3 + 1, 7):
+        lines.insert(at, f"<http://example.org/bad{at}> not a quad .\n")
+    damaged = tmp_path / "damaged.nq"
+    damaged.write_text("".join(lines), encoding="utf-8")
+    plan = compiled(VSHAPE.read_text(encoding="utf-8"))
+    graphs = {SP500: frozenset(read_graph(data.kb))}
+    inputs = [StreamInput(damaged.resolve())]
+    listing = read_listing(inputs, 3)
+    assert listing is not None and [task[1] for task in listing] == ["range"] * 3
+    with pytest.raises(Exception, match="bad"):
+        run(spark, plan, inputs, graphs, partitions=3)
+    on_spark = BadRecords(OnError.SKIP, tmp_path / "spark.jsonl")
+    found = columnar_replay(spark, plan, inputs, graphs, partitions=3, bad=on_spark)
+    assert found is not None
+    in_process = BadRecords(OnError.SKIP, tmp_path / "local.jsonl")
+    expected = run_files(plan, inputs, graphs, None, None, in_process)
+    assert expected is not None
+    answers = canonical(expected)
+    assert answers and canonical(found.results) == answers
+    assert found.events == expected.events
+    on_spark.close()
+    in_process.close()
+    assert on_spark.count == in_process.count == 4
+    letters = (tmp_path / "spark.jsonl").read_text(encoding="utf-8").splitlines()
+    assert letters == (tmp_path / "local.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(letter)["file"] for letter in letters] == [str(damaged.resolve())] * 4

@@ -71,7 +71,7 @@ from rsep.engine.batch import (
 from rsep.engine.query import drive
 from rsep.engine.sequence import SequenceQuery, columnar_reason
 from rsep.engine.terms import TermDictionary
-from rsep.errors import UserError
+from rsep.errors import BadRecords, OnError, UserError
 from rsep.rdf.formats import Format, detect_format
 from rsep.rdf.time import TimeUnit
 from rsep.spark.job import (
@@ -147,10 +147,14 @@ def columnar_replay(
     *,
     partitions: int | None = None,
     batch_events: int = _EVENTS_PER_BATCH,
+    bad: BadRecords | None = None,
 ) -> Job | None:
     """Evaluate ``plan`` over ``inputs`` with the columnar engine in Spark tasks (module
     docstring), reading batches of ``batch_events`` events; ``None`` when the plan or an
-    input needs the per-event path."""
+    input needs the per-event path. Bad records of the stream files go to ``bad``
+    (default: the first stops the job); skipped, each read task writes its dead letters
+    to a file of its own and the driver gives them to ``bad`` in the files' order once
+    the read stage is done (:func:`gather_dead_letters`)."""
     if columnar_reason(plan) is not None:
         return None
     static = _static(graphs or {})
@@ -161,9 +165,30 @@ def columnar_replay(
         return None
     SequenceQuery(plan, static)  # refuse missing graphs before Spark starts
     scheme = choose_scheme(plan, partitions or shuffle_partitions(spark))
-    frame = piece_frame(spark, listing, scheme, static, until, batch_events)
-    answers = merged(_evaluate(frame, scheme, static, until, batch_events), scheme.partitioned)
-    return Job(stream_answers(answers), scheme)
+    skip = bad is not None and bad.policy is OnError.SKIP
+    dead = Path(tempfile.mkdtemp(prefix="rsep-dead-letters-")) if skip else None
+    try:
+        frame = piece_frame(spark, listing, scheme, static, until, batch_events, dead)
+        pieces = _evaluate(frame, scheme, static, until, batch_events)
+        # the answers' first row comes after the shuffle: every read task has ended
+        streamed = stream_answers(merged(pieces, scheme.partitioned))
+        if dead is not None and bad is not None:
+            gather_dead_letters(dead, bad)
+    finally:
+        if dead is not None:
+            shutil.rmtree(dead, ignore_errors=True)
+    return Job(streamed, scheme)
+
+
+def gather_dead_letters(folder: Path, bad: BadRecords) -> None:
+    """The dead letters the read tasks wrote in ``folder`` (one JSON Lines file per task,
+    named by its first listing task) given to ``bad`` in the tasks' order: the listing's,
+    files in input order and a file's byte ranges in order, as one reader reports them."""
+    for part in sorted(folder.glob("*.jsonl")):
+        with part.open(encoding="utf-8") as handle:
+            for line in handle:
+                entry = json.loads(line)
+                bad.report(entry["file"], entry["line"], entry["reason"], entry["record"])
 
 
 def columnar_frame(
@@ -319,10 +344,12 @@ def piece_frame(
     graphs: Mapping[str, frozenset[Triple]],
     until: int | None,
     batch_events: int = _EVENTS_PER_BATCH,
+    dead: Path | None = None,
 ) -> DataFrame:
     """The events of the listed files as pieces :data:`PIECE_SCHEMA`, read and routed by
     at most ``spark.sql.shuffle.partitions`` Spark tasks, each taking consecutive tasks of
-    the listing (module docstring, 1-2)."""
+    the listing (module docstring, 1-2); with ``dead``, a folder every task reaches, bad
+    records are skipped into a file there per task (default: the first stops the job)."""
     slots = max(1, min(len(listing), shuffle_partitions(spark)))
     chosen = buckets(slots)
     rows = [(*task, chosen[task[0] * slots // len(listing)]) for task in listing]
@@ -331,7 +358,7 @@ def piece_frame(
         "start long, stop long, bucket long"
     )
     tasks = spark.createDataFrame(rows, schema).repartition(slots, "bucket")
-    run = _read_task(scheme, graphs, until, batch_events)
+    run = _read_task(scheme, graphs, until, batch_events, None if dead is None else str(dead))
     return tasks.drop("bucket").mapInArrow(run, PIECE_SCHEMA)
 
 
@@ -340,8 +367,11 @@ def _read_task(
     graphs: Mapping[str, frozenset[Triple]],
     until: int | None,
     batch_events: int,
+    dead: str | None = None,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function each read task runs over its listing rows (module docstring, 1-2)."""
+    """The function each read task runs over its listing rows (module docstring, 1-2);
+    with ``dead``, its bad records skipped into ``dead/READER.jsonl`` (written anew by a
+    task's every attempt, so a retried task reports each once)."""
 
     def run(listing: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         files: list[_Task] = []
@@ -349,15 +379,24 @@ def _read_task(
             files += zip(*(rows.column(n).to_pylist() for n in rows.schema.names), strict=True)
         if not files:
             return
-        with marked_errors():
-            router = _Router(scheme, graphs, until)
-            unit = scheme.final.parameters.time_unit
-            reader = min(f[0] for f in files)
-            for group in _runs(sorted(files)):
-                task = group[0][0]
-                read = _file_batches(group, router.dictionary, unit, batch_events)
-                for seq, batch in enumerate(read):
-                    yield from router.rows(batch, task, seq, reader)
+        reader = min(f[0] for f in files)
+        bad = None
+        if dead is not None:
+            letters = Path(dead) / f"{reader:09d}.jsonl"
+            letters.unlink(missing_ok=True)
+            bad = BadRecords(OnError.SKIP, letters)
+        try:
+            with marked_errors():
+                router = _Router(scheme, graphs, until)
+                unit = scheme.final.parameters.time_unit
+                for group in _runs(sorted(files)):
+                    task = group[0][0]
+                    read = _file_batches(group, router.dictionary, unit, batch_events, bad)
+                    for seq, batch in enumerate(read):
+                        yield from router.rows(batch, task, seq, reader)
+        finally:
+            if bad is not None:
+                bad.close()
 
     return run
 
@@ -386,13 +425,18 @@ def _root(task: _Task) -> Path:
 
 
 def _file_batches(
-    group: Sequence[_Task], dictionary: TermDictionary, unit: TimeUnit, batch_events: int
+    group: Sequence[_Task],
+    dictionary: TermDictionary,
+    unit: TimeUnit,
+    batch_events: int,
+    bad: BadRecords | None = None,
 ) -> Iterator[TripleBatch]:
     """The events of a run of tasks (:func:`_runs`) as batches, every event on the task's
     stream when one is given (as ``rsep run --stream IRI=FILE`` reads it), only those of
     its byte range when given; data files of a store folder naming their stream read
     together from a folder of links named as theirs, as
-    :func:`~rsep.engine.batch.read_batches` reads a store."""
+    :func:`~rsep.engine.batch.read_batches` reads a store; a stream file's bad records go
+    to ``bad`` (default: stop at the first)."""
     _, kind, path, stream, opts, fixed, start, stop = group[0]
     options = json.loads(opts)
     if kind == "store" and fixed is not None:
@@ -417,6 +461,7 @@ def _file_batches(
         dictionary,
         fmt=STORE if kind == "store" else None,
         time_unit=unit,
+        bad=None if kind == "store" else bad,
         batch_events=batch_events,
         byte_range=None if start is None or stop is None else (start, stop),
         **options,
