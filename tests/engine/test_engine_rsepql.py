@@ -43,6 +43,7 @@ from rsep.algebra.events import (
     SelectionPolicy,
     Seq,
 )
+from rsep.algebra.modifiers import Modifiers
 from rsep.algebra.plan import Ask, Construct, Dataset, EventJoin, Plan, QueryForm, Select
 from rsep.algebra.report import ReportPolicy
 from rsep.algebra.window import (
@@ -704,3 +705,23 @@ def test_solution_modifiers_beside_match(r2s: str, tail: str) -> None:
     streams = list(rspql_streams().values())
     for driver in (ONE_BATCH, Driver(batches=(1,), pickles=(True,) * 8)):
         assert assert_same(plan, streams, driver=driver)
+
+
+RANDOM_MODIFIERS = [
+    (("x", "n"), Modifiers("SELECT ?x (COUNT(*) AS ?n)", "GROUP BY ?x", True)),
+    (("x", "y"), Modifiers("SELECT DISTINCT ?x ?y", "ORDER BY DESC(?x) ?y LIMIT 2", False)),
+]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_solution_modifiers_on_random_cases(family: str) -> None:
+    """The random cases of each family (25 per set of modifiers) with solution modifiers
+    over each evaluation's mappings, before R2S: the engine's results are the oracle's
+    (or both refuse the case), and at least 10 answer."""
+    answered = 0
+    for variables, modifiers in RANDOM_MODIFIERS:
+        for seed in range(25):
+            case = random_case(family, seed)
+            plan = replace(case.plan, form=Select(variables), modifiers=modifiers)
+            answered += bool(assert_same(plan, case.streams, case.graphs, case.driver))
+    assert answered >= 10, answered
