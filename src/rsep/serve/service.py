@@ -100,9 +100,7 @@ class Pushed:
     """One push, parsed once and handed to every query: its table of triples, and its
     events as objects, made the first time an evaluator that takes events asks."""
 
-    stream: str
     table: pa.Table
-    first: int
     _events: list[Event] | None = None
 
     def events(self) -> list[Event]:
@@ -302,8 +300,6 @@ class Service:
         """The latest event time pushed."""
         self.watermark: int | None = None
         """The latest time every query was advanced to (``POST /api/watermark``)."""
-        self.bad = 0
-        self.late = 0
         self.changed: Callable[[], None] = lambda: None
         self._lock = threading.RLock()
         self._saved = 0.0
@@ -408,7 +404,6 @@ class Service:
             with self._lock:
                 stream.bad += 1
                 stream.last_error = str(exc)
-                self.bad += 1
                 stream.offsets.update(offsets or {})
             raise
         return self.take(stream, table, time.monotonic(), offsets)
@@ -436,12 +431,11 @@ class Service:
                 last = int(pc.max(table["t_end"]).as_py())
                 self._check_jump(last, first)
             stream.late += late
-            self.late += late
             before = stream.seq
             answers = 0
             if table.num_rows:
                 stream.remember(table, self.settings.recent_events)
-                pushed = Pushed(stream.iri, table, first)
+                pushed = Pushed(table)
                 moved = self.clock is not None and first > self.clock
                 self.clock = last if self.clock is None else max(self.clock, last)
                 for query in list(self.queries.values()):
