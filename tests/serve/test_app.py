@@ -393,3 +393,68 @@ def test_rate_limit_and_pause(serve: Any, spaseq_tests: Path, tmp_path: Path) ->
         assert 429 in statuses
         reply = client.post("/api/watermark", json={"time": end})
         assert reply.status_code == 429 and "per second" in reply.json()["error"]
+
+
+def test_a_query_over_its_bounds_fails_alone(
+    serve: Any, spaseq_tests: Path, tmp_path: Path
+) -> None:
+    """A query whose partial matches pass its max_runs fails with the reason, and a pushed
+    WebSocket message that is malformed or over --max-body gets an error reply: the
+    connection, the stream and the other query go on (the oracle's answers)."""
+    server = serve(tmp_path / "state", "--max-body", "4096").start()
+    events = folder_events(spaseq_tests)
+    end = events[-1].t_end + SHIFT
+    texts = queries(spaseq_tests)
+    with server.client() as client:
+        register(client, spaseq_tests, ["kleeneplus"])
+        small = {"name": "small", "query": texts["kleeneplus"], "parameters": {"max_runs": 1}}
+        assert client.post("/api/queries", json=small).status_code == 201
+
+        async def push() -> list[dict[str, Any]]:
+            url = f"{server.ws}/api/streams/main/ws?format=nquads"
+            headers = {"Authorization": f"Bearer {server.TOKEN}"}
+            replies = []
+            async with websockets.connect(url, additional_headers=headers) as socket:
+                for i, event in enumerate(events):
+                    if i == 2:
+                        await socket.send("<http://a> <http://b> .\n")
+                        replies.append(json.loads(await socket.recv()))
+                        await socket.send("#" * 5000)
+                        replies.append(json.loads(await socket.recv()))
+                    await socket.send(nquads([event]))
+                    assert "error" not in json.loads(await socket.recv())
+            return replies
+
+        malformed, oversized = asyncio.run(push())
+        assert malformed["status"] == 400 and "line 1" in malformed["error"]
+        assert oversized["status"] == 413 and "4096" in oversized["error"]
+        client.post("/api/watermark", json={"time": end})
+        failed = client.get("/api/queries/small").json()
+        assert failed["state"] == "failed" and "max_runs = 1" in failed["error"]
+        assert client.post("/api/queries/small/resume").status_code == 409
+        found = client.get("/api/queries/kleeneplus/answers").json()
+        assert canonical(found) == oracle(texts["kleeneplus"], events, {}, end)
+        assert 'rsep_query_running{query="small"} 0' in httpx.get(f"{server.url}/metrics").text
+
+
+def test_a_websocket_push_needs_the_token(serve: Any, tmp_path: Path) -> None:
+    """A pushing WebSocket without the token, or with a wrong one, is closed with 4401 or
+    4403 (4000 + the HTTP status) before it takes anything; one for an unknown stream or
+    query with 4404."""
+    server = serve(tmp_path / "state").start()
+    with server.client() as client:
+        assert client.post("/api/streams", json={"name": "main", "iri": MAIN}).status_code == 201
+
+    async def close_code(path: str, token: str | None) -> int | None:
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        try:
+            async with websockets.connect(f"{server.ws}{path}", additional_headers=headers) as ws:
+                await ws.recv()
+        except websockets.exceptions.ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
+        return None
+
+    assert asyncio.run(close_code("/api/streams/main/ws", None)) == 4401
+    assert asyncio.run(close_code("/api/streams/main/ws", "wrong")) == 4403
+    assert asyncio.run(close_code("/api/streams/nothing/ws", server.TOKEN)) == 4404
+    assert asyncio.run(close_code("/api/queries/nothing/ws", None)) == 4404

@@ -256,12 +256,12 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
     async def answers_ws(socket: WebSocket) -> None:
         name = socket.path_params["name"]
         if name not in service.queries:
-            await socket.close(code=4404, reason=f"no query named {name}")
+            await _refuse(socket, 404, f"no query named {name}")
             return
         try:
             start = int(socket.query_params.get("since", "0"))
         except ValueError:
-            await socket.close(code=4400, reason="since is a sequence number")
+            await _refuse(socket, 400, "since is a sequence number")
             return
         await socket.accept()
         gone = asyncio.Event()
@@ -298,7 +298,7 @@ def create_app(settings: Settings, service: Service | None = None) -> Starlette:
             if fmt not in FORMATS:
                 raise RequestError(400, f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
         except RequestError as exc:
-            await socket.close(code=4000 + exc.status, reason=str(exc))
+            await _refuse(socket, exc.status, str(exc))
             return
         await socket.accept()
         try:
@@ -406,6 +406,13 @@ async def _poll(service: Service, every: float) -> None:
             await run_in_threadpool(service.poll)
         except Exception as exc:  # a folder's trouble must not stop the service
             print(f"rsep serve: reading the sources: {exc!r}", file=sys.stderr)
+
+
+async def _refuse(socket: WebSocket, status: int, message: str) -> None:
+    """Close a WebSocket the service refuses with code 4000 + the HTTP status and the
+    reason (accepted first: a browser reads no reason from a refused handshake)."""
+    await socket.accept()
+    await socket.close(code=4000 + status, reason=message[:120])
 
 
 def _dumps(value: object) -> str:
