@@ -7,7 +7,10 @@ twice."""
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,4 +116,80 @@ def test_broker_stopped_and_started_again(spark: SparkSession, tmp_path: Path) -
         assert len(found) == len(set(found)), "an answer written twice"
         assert sorted(found) == oracle(plan, events) == canonical(live.results())
     finally:
+        broker.stop()
+
+
+@dataclass
+class SlowSink(KafkaSink):
+    """A results topic behind a slow consumer: each micro-batch's write waits ``pause``
+    seconds before it reaches the broker; the first write with answers calls ``fault``
+    then (the broker goes away while the batch is in the sink)."""
+
+    pause: float = 2.0
+    fault: Callable[[], None] | None = None
+    writes: list[float] = field(default_factory=list)
+
+    def write(self, lines: list[str], batch_id: int) -> None:
+        time.sleep(self.pause)
+        if lines and self.fault is not None:
+            self.fault()
+            self.fault = None
+        began = time.monotonic()
+        super().write(lines, batch_id)
+        self.writes.append(time.monotonic() - began)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_slow_sink_while_the_broker_is_away(
+    spark: SparkSession, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Every event in the topic from the start, read ten a trigger by a query whose sink
+    takes two seconds a batch; the broker stops while the first batch with answers waits
+    in the sink and starts again fifteen seconds later (longer than a broker call's
+    timeout): the sink's write waits for it with back-off, says so on standard error, and
+    the query goes on: the answers in the results topic are the oracle's, each once."""
+    broker = Broker(tmp_path)
+    broker.start()
+    restart: list[threading.Timer] = []
+
+    def away() -> None:
+        broker.stop()
+        restart.append(threading.Timer(15, broker.start))
+        restart[0].start()
+
+    try:
+        plan = compiled(KEYED)
+        events = market(23, 60)
+        inbox = KafkaAddress(broker.bootstrap, "slow")
+        outbox = KafkaAddress(broker.bootstrap, "slow-answers")
+        create_topic(inbox, 2)
+        create_topic(outbox)
+        texts = messages([*events, tick(10**7), tick(10**7)])
+        for index, text in enumerate(texts):
+            produce(inbox, [text], partition=index % 2)
+        sink = SlowSink(outbox, fault=away)
+        live = start_live(
+            spark, plan, KafkaSource(inbox, max_per_trigger=10), tmp_path / "ck", sink,
+            partitions=2, interval="1 second",
+        )  # fmt: skip
+        try:
+            deadline = time.time() + 400
+            while (live.watermark or 0) < 10**7 - 1 and time.time() < deadline:
+                assert live.query.exception() is None, live.query.exception()
+                time.sleep(0.5)
+        finally:
+            live.stop()
+        assert restart, "no batch with answers reached the sink"
+        restart[0].join()
+        assert live.watermark == 10**7 - 1
+        said = capfd.readouterr().err
+        assert max(sink.writes) > 10, sink.writes  # a write waited for the broker
+        assert "the broker does not answer" in said or "waiting for the broker" in said
+        found = [json.dumps(json.loads(line), sort_keys=True) for line in read_topic(outbox)]
+        assert len(found) == len(set(found)), "an answer written twice"
+        assert sorted(found) == oracle(plan, events) == canonical(live.results())
+    finally:
+        for timer in restart:
+            timer.join()
         broker.stop()
