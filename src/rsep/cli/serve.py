@@ -97,10 +97,11 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--checkpoint-every",
         type=float,
-        default=1.0,
+        default=10.0,
         metavar="SECONDS",
-        help="how often pushes checkpoint the queries' state under --state "
-        "(default 1; 0: after every push; a clean stop always does)",
+        help="how often pushes checkpoint the queries' state under --state (default 10; "
+        "0: after every push; a clean stop always does; after a kill the pushes since the "
+        "last checkpoint are lost)",
     )
     p.add_argument(
         "--poll",

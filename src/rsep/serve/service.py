@@ -16,6 +16,7 @@ import json
 import os
 import pickle
 import re
+import sys
 import tempfile
 import threading
 import time
@@ -305,6 +306,7 @@ class Service:
         self._saved = 0.0
         self._started = False
         self._readers: dict[str, KafkaReader] = {}
+        self._checkpoints = None if settings.state is None else Checkpoints()
         if settings.state is not None:
             self._load(settings.state)
 
@@ -567,9 +569,9 @@ class Service:
         with self._lock:
             self.query(name)
             del self.queries[name]
+            self._save(force=True)
             if self.settings.state is not None:
                 (self.settings.state / "queries" / f"{name}.pickle").unlink(missing_ok=True)
-            self._save(force=True)
         self.changed()
 
     def answers_since(self, name: str, since: int, limit: int = 1000) -> list[dict[str, Any]]:
@@ -813,16 +815,19 @@ class Service:
             self._save(force=True)
 
     def _save(self, force: bool = False) -> None:
-        """Write the registry and every query's engine state under ``--state``: always
-        when ``force``, else when ``--checkpoint-every`` seconds have passed."""
-        folder = self.settings.state
-        if folder is None:
+        """Checkpoint the registry and every query's engine state under ``--state``:
+        always when ``force``, else when ``--checkpoint-every`` seconds have passed. The
+        state is pickled under the lock (a consistent cut) and written by
+        :class:`Checkpoints`' thread, off the lock; a forced checkpoint, and every one
+        under ``--checkpoint-every 0``, is written before this returns."""
+        folder, writer = self.settings.state, self._checkpoints
+        if folder is None or writer is None:
             return
         now = time.monotonic()
         if not force and now - self._saved < self.settings.checkpoint_every:
             return
         self._saved = now
-        (folder / "queries").mkdir(parents=True, exist_ok=True)
+        files: list[tuple[Path, bytes]] = []
         for query in self.queries.values():
             kept = (
                 query.running,
@@ -835,7 +840,7 @@ class Service:
             )
             data = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
             query.counters.state_bytes = len(data)
-            _write_atomically(folder / "queries" / f"{query.name}.pickle", data)
+            files.append((folder / "queries" / f"{query.name}.pickle", data))
         registry = {
             "clock": self.clock,
             "watermark": self.watermark,
@@ -857,7 +862,10 @@ class Service:
             ],
             "queries": [{"name": q.name, **q.spec} for q in self.queries.values()],
         }
-        _write_atomically(folder / "state.json", json.dumps(registry, indent=1).encode())
+        files.append((folder / "state.json", json.dumps(registry, indent=1).encode()))
+        writer.put(files)
+        if force or self.settings.checkpoint_every == 0:  # written before the reply
+            writer.flush()
 
     def _load(self, folder: Path) -> None:
         """Register again the streams and queries kept in ``folder``, each query with the
@@ -892,6 +900,46 @@ class Service:
                     query.error,
                 ) = pickle.loads(kept.read_bytes())
             self.queries[query.name] = query
+
+
+class Checkpoints(threading.Thread):
+    """Writes checkpoints off the service's lock: the latest one handed over waits (an
+    older one not yet written is dropped), its files written in order, each through a
+    temporary file renamed over it, the registry last."""
+
+    def __init__(self) -> None:
+        super().__init__(name="rsep-checkpoints", daemon=True)
+        self._pending: list[tuple[Path, bytes]] | None = None
+        self._busy = False
+        self._ready = threading.Condition()
+        self.start()
+
+    def put(self, files: list[tuple[Path, bytes]]) -> None:
+        """Hand over a checkpoint's files."""
+        with self._ready:
+            self._pending = files
+            self._ready.notify_all()
+
+    def flush(self) -> None:
+        """Wait until every checkpoint handed over is written."""
+        with self._ready:
+            self._ready.wait_for(lambda: self._pending is None and not self._busy)
+
+    def run(self) -> None:
+        while True:
+            with self._ready:
+                self._ready.wait_for(lambda: self._pending is not None)
+                files, self._pending, self._busy = self._pending or [], None, True
+            try:
+                for path, data in files:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _write_atomically(path, data)
+            except OSError as exc:  # the next checkpoint tries again; the service runs on
+                print(f"rsep serve: cannot write the state: {exc}", file=sys.stderr)
+            finally:
+                with self._ready:
+                    self._busy = False
+                    self._ready.notify_all()
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

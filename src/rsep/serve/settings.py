@@ -30,7 +30,7 @@ class Settings:
     max_jump: int = 3_600_000
     recent_events: int = 1_000
     recent_answers: int = 10_000
-    checkpoint_every: float = 1.0
+    checkpoint_every: float = 10.0
     poll: float = 1.0
 
     def __post_init__(self) -> None:
