@@ -733,12 +733,18 @@ def _rsep_local(
     return list(answers), answers.events
 
 
+LIVE_TICK = 0.01
+"""Seconds between two micro-batches of ``rsep-live`` (a live source's trigger): an
+event waits for the next one, so its latency includes up to this wait."""
+
+
 def _rsep_live(
     point: Point, query: Query, data: Data, kb: frozenset[Triple]
 ) -> tuple[list[Result], int, list[float]]:
-    """The engine fed at ``point.rate`` triples/s in micro-batches of what has arrived
-    (every 10 ms), by the API's incremental form (:meth:`rsep.api.Incremental.feed`, the
-    one driver loop), each micro-batch a table of triples (the rows a live source hands
+    """The engine fed at ``point.rate`` triples/s in micro-batches of what has arrived,
+    one every :data:`LIVE_TICK` seconds (at once when the engine is behind), by the
+    API's incremental form (:meth:`rsep.api.Incremental.feed`, the one driver loop),
+    each micro-batch a table of triples (the rows a live source hands
     on, read into the columnar engine's batches): an event's arrival is the wall-clock
     time it was due; an answer's latency is its emission minus the arrival of the last
     event at or before its time (the last the answer can depend on: for a sequence, the
@@ -760,15 +766,18 @@ def _rsep_live(
     start = time.perf_counter()
 
     def arriving() -> Iterator[pa.Table]:
-        i = 0
+        i, tick = 0, start
         while i < count:
-            now = time.perf_counter()
-            due = min(count, int((now - start) / per_event) + 1)
-            if due <= i:
-                time.sleep(min(0.01, (i - (now - start) / per_event) * per_event))
-                continue
-            yield table.slice(int(firsts[i]), int(firsts[due] - firsts[i]))
-            i = due
+            tick += LIVE_TICK
+            pause = tick - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
+            else:  # behind: what is due goes now, the next tick counts from here
+                tick -= pause
+            due = min(count, int((time.perf_counter() - start) / per_event) + 1)
+            if due > i:
+                yield table.slice(int(firsts[i]), int(firsts[due] - firsts[i]))
+                i = due
 
     emitted: list[float] = []
     answers: list[Result] = []
