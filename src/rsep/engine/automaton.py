@@ -298,6 +298,14 @@ def _merge(
     return True
 
 
+@njit(cache=True)
+def _side(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
+    """The value of the subprogram ``ops[lo:hi]`` on ``ids`` (a FILTER operand's, kept: a
+    call, not inlined, since it runs once per row or solution and the evaluator is long to
+    compile)."""
+    return entry_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats)
+
+
 @njit(cache=True, inline="always")
 def _holds(
     f: int,
@@ -477,6 +485,8 @@ def run_partitions(
     sol_i = np.empty((sol.shape[0], 4 * n_f), np.int64)  # per solution, their sides
     sol_f = np.empty((sol.shape[0], 4 * n_f), np.float64)
     sol_ok = np.zeros((sol.shape[0], n_f), np.int8)
+    own_i = np.empty((1, 4 * n_f), np.int64)  # a solution's side not kept
+    own_f = np.empty((1, 4 * n_f), np.float64)
 
     n_pe = pe_event.shape[0]
     n_c = carried.shape[0]
@@ -611,14 +621,24 @@ def run_partitions(
                                             side_i = _grow_zero(side_i, rows.shape[0])
                                             side_f = _grow_zero(side_f, rows.shape[0])
                                         run_left = f_split[f, 1] == 0
-                                        if side_ok[r, f] == 0:
-                                            a_lo = f_lo[f] if run_left else mid
-                                            a_hi = mid if run_left else f_hi[f] - 1
-                                            side = entry_with(
+                                        # the solution's side once per solution when the
+                                        # run binds none of the slots it reads
+                                        alone = f_split[f, 2] >= 0
+                                        for x in range(f_split[f, 2]):
+                                            if rows[r, f_split[f, 3 + x]] >= 0:
+                                                alone = False
+                                                break
+                                        for which in range(2):  # one copy of the evaluator
+                                            if which == 0 and side_ok[r, f]:
+                                                continue
+                                            if which == 1 and alone and sol_ok[s, f]:
+                                                continue
+                                            left = (which == 0) == run_left
+                                            side = _side(
                                                 ops,
                                                 args,
-                                                a_lo,
-                                                a_hi,
+                                                f_lo[f] if left else mid,
+                                                mid if left else f_hi[f] - 1,
                                                 merged,
                                                 kind,
                                                 numeric,
@@ -627,15 +647,25 @@ def run_partitions(
                                                 ints,
                                                 floats,
                                             )
-                                            side_i[r, 4 * f] = side[0]
-                                            side_i[r, 4 * f + 1] = side[1]
-                                            side_i[r, 4 * f + 2] = side[2]
-                                            side_i[r, 4 * f + 3] = side[3]
-                                            side_f[r, 4 * f] = side[4]
-                                            side_f[r, 4 * f + 1] = side[5]
-                                            side_f[r, 4 * f + 2] = side[6]
-                                            side_f[r, 4 * f + 3] = side[7]
-                                            side_ok[r, f] = 1
+                                            keep_i = side_i if which == 0 else sol_i
+                                            keep_f = side_f if which == 0 else sol_f
+                                            at = r if which == 0 else s
+                                            if which == 1 and not alone:
+                                                keep_i = own_i
+                                                keep_f = own_f
+                                                at = 0
+                                            keep_i[at, 4 * f] = side[0]
+                                            keep_i[at, 4 * f + 1] = side[1]
+                                            keep_i[at, 4 * f + 2] = side[2]
+                                            keep_i[at, 4 * f + 3] = side[3]
+                                            keep_f[at, 4 * f] = side[4]
+                                            keep_f[at, 4 * f + 1] = side[5]
+                                            keep_f[at, 4 * f + 2] = side[6]
+                                            keep_f[at, 4 * f + 3] = side[7]
+                                            if which == 0:
+                                                side_ok[r, f] = 1
+                                            elif alone:
+                                                sol_ok[s, f] = 1
                                         run_side = (
                                             side_i[r, 4 * f],
                                             side_i[r, 4 * f + 1],
@@ -646,14 +676,7 @@ def run_partitions(
                                             side_f[r, 4 * f + 2],
                                             side_f[r, 4 * f + 3],
                                         )
-                                        # the solution's side, once per solution when
-                                        # the run binds none of the slots it reads
-                                        alone = f_split[f, 2] >= 0
-                                        for x in range(f_split[f, 2]):
-                                            if rows[r, f_split[f, 3 + x]] >= 0:
-                                                alone = False
-                                                break
-                                        if alone and sol_ok[s, f]:
+                                        if alone:
                                             own_side = (
                                                 sol_i[s, 4 * f],
                                                 sol_i[s, 4 * f + 1],
@@ -665,39 +688,23 @@ def run_partitions(
                                                 sol_f[s, 4 * f + 3],
                                             )
                                         else:
-                                            b_lo = mid if run_left else f_lo[f]
-                                            b_hi = f_hi[f] - 1 if run_left else mid
-                                            own_side = entry_with(
-                                                ops,
-                                                args,
-                                                b_lo,
-                                                b_hi,
-                                                merged,
-                                                kind,
-                                                numeric,
-                                                number,
-                                                exact,
-                                                ints,
-                                                floats,
+                                            own_side = (
+                                                own_i[0, 4 * f],
+                                                own_i[0, 4 * f + 1],
+                                                own_i[0, 4 * f + 2],
+                                                own_i[0, 4 * f + 3],
+                                                own_f[0, 4 * f],
+                                                own_f[0, 4 * f + 1],
+                                                own_f[0, 4 * f + 2],
+                                                own_f[0, 4 * f + 3],
                                             )
-                                            if alone:
-                                                sol_i[s, 4 * f] = own_side[0]
-                                                sol_i[s, 4 * f + 1] = own_side[1]
-                                                sol_i[s, 4 * f + 2] = own_side[2]
-                                                sol_i[s, 4 * f + 3] = own_side[3]
-                                                sol_f[s, 4 * f] = own_side[4]
-                                                sol_f[s, 4 * f + 1] = own_side[5]
-                                                sol_f[s, 4 * f + 2] = own_side[6]
-                                                sol_f[s, 4 * f + 3] = own_side[7]
-                                                sol_ok[s, f] = 1
                                         if run_left:
-                                            verdict = compare_entries(
-                                                ops[f_hi[f] - 1], run_side, own_side, kind
-                                            )
+                                            first_side, second_side = run_side, own_side
                                         else:
-                                            verdict = compare_entries(
-                                                ops[f_hi[f] - 1], own_side, run_side, kind
-                                            )
+                                            first_side, second_side = own_side, run_side
+                                        verdict = compare_entries(
+                                            ops[f_hi[f] - 1], first_side, second_side, kind
+                                        )
                                         if verdict == 1:
                                             continue
                                         if verdict == 0:
