@@ -110,12 +110,13 @@ def register(client: httpx.Client, tests: Path, names: Iterator[str] | list[str]
         assert reply.status_code == 201, reply.text
 
 
-def push_http(client: httpx.Client, events: list[Event]) -> int:
-    """Push ``events`` one body per instant over HTTP; the answers the pushes gave."""
+def push_http(client: httpx.Client, events: list[Event], stream: str = "main") -> int:
+    """Push ``events`` one body per instant over HTTP to ``stream``; the answers the pushes
+    gave."""
     answers = 0
     for event in events:
         reply = client.post(
-            "/api/streams/main/events",
+            f"/api/streams/{stream}/events",
             content=nquads([event]),
             headers={"Content-Type": "application/n-quads"},
         )
@@ -223,7 +224,9 @@ def test_queries_over_one_stream_give_the_oracles_answers(
         assert timeline[0]["triples"] and timeline[0]["t_end"] == events[0].t_end
         explained = client.get("/api/queries/kleeneplus").json()
         assert "SEQ" in explained["explain"] or "seq" in explained["explain"].lower()
-        assert explained["parameters"]["max_runs"]["value"] == 100_000
+        shown = {k: v["value"] for k, v in explained["parameters"].items()}
+        assert shown["max_runs"] == "100000"  # as --set writes it
+        assert (shown["time_unit"], shown["strategy"]) == ("ms", "per_operator")
         metrics = httpx.get(f"{server.url}/metrics").text
         assert f'rsep_events_in_total{{stream="main"}} {len(events)}' in metrics
         assert 'rsep_answers_out_total{query="kleeneplus"}' in metrics
@@ -231,6 +234,38 @@ def test_queries_over_one_stream_give_the_oracles_answers(
         assert client.get("/api/queries/negation").status_code == 404
         assert "negation" not in {q["name"] for q in client.get("/api/queries").json()}
         assert len(client.get("/api/queries").json()) == len(texts) - 1
+
+
+def test_an_epsparql_query_reads_every_stream(serve: Any, tmp_path: Path) -> None:
+    """An EP-SPARQL query names no stream (its one input stream, Anicic et al. Sect. 4):
+    registered and fed over HTTP, it reads the events pushed to any stream and gives the
+    oracle's answers (query (3) over ``epsparql/stock.trig``, tests/serve/test_timeline.py);
+    its explain shows the parameters as ``--set`` writes them."""
+    from rsep.rdf.formats import read_events
+
+    repo = Path(__file__).resolve().parents[2]
+    ex = "http://example.org/"
+    text = (repo / "tests/lang/paper_queries/epsparql/query3.epsparql").read_text("utf-8")
+    body = "\n".join(line for line in text.splitlines() if line[:1] != "#")
+    text = f"PREFIX : <{ex}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n{body}"
+    data = repo / "tests/semantics/data/epsparql/stock.trig"
+    events = list(read_events(data, stream=ex + "s"))
+    server = serve(tmp_path / "state", "--max-jump", str(10**11)).start()
+    with server.client() as client:
+        reply = client.post("/api/streams", json={"name": "s", "iri": ex + "s"})
+        assert reply.status_code == 201, reply.text
+        reply = client.post("/api/queries", json={"name": "rise", "query": text})
+        assert reply.status_code == 201, reply.text
+        assert reply.json()["streams"] == []
+        explained = client.get("/api/queries/rise").json()
+        assert explained["parameters"]["time_unit"]["value"] == "s"  # EP-SPARQL's default
+        push_http(client, events, "s")
+        end = events[-1].t_end
+        client.post("/api/watermark", json={"time": end})
+        found = client.get("/api/queries/rise/answers").json()
+        expected = oracle(text, events, {}, end)
+        assert expected and canonical(found) == expected
+        assert client.get("/api/queries/rise").json()["counters"]["events"] == len(events)
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["stopped", "killed"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rsep.serve.timeline import LIMIT, MAX_LIMIT
+
 _NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"}
 _ERROR = {
     "description": "the request is refused; the body says why",
@@ -103,6 +105,41 @@ _SINCE = {
     "required": False,
     "schema": {"type": "integer"},
     "description": "only what came after this sequence number",
+}
+
+_LIMIT = {
+    "name": "limit",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": LIMIT},
+    "description": f"at most this many answers justified (1 … {MAX_LIMIT}, else 400)",
+}
+_TIMELINE = {
+    "type": "object",
+    "required": ["events", "answers", "streams"],
+    "properties": {
+        "events": {"type": "array", "items": _ANY_OBJECT},
+        "answers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["number", "answer"],
+                "properties": {
+                    "number": {"type": "integer"},
+                    "answer": _ANY_OBJECT,
+                    "justification": _ANY_OBJECT,
+                },
+            },
+        },
+        "streams": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "iri"],
+                "properties": {"name": {"type": "string"}, "iri": {"type": "string"}},
+            },
+        },
+    },
 }
 
 
@@ -230,6 +267,16 @@ def openapi() -> dict[str, Any]:
                         },
                         **_errors(400, 404),
                     },
+                },
+            },
+            "/api/queries/{name}/timeline": {
+                "parameters": query_path,
+                "get": {
+                    "description": "the events of the streams the query reads and its "
+                    "answers after since, each with the events and intervals that justify "
+                    "it (RSEP-QL Fig. 1), at most limit answers",
+                    "parameters": [_SINCE, _LIMIT],
+                    "responses": {"200": _json(_TIMELINE), **_errors(400, 404)},
                 },
             },
             "/api/streams": {

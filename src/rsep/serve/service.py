@@ -253,6 +253,11 @@ class Registered:
         """Whether the columnar engine runs it (it takes tables; the others events)."""
         return self.running.inexact_rows is not None
 
+    def reads(self, iri: str) -> bool:
+        """Whether the query is fed stream ``iri``'s events: the streams it names, or every
+        stream when it names none (EP-SPARQL's one input stream, Anicic et al. Sect. 4)."""
+        return not self.streams or iri in self.streams
+
     def describe(self) -> dict[str, Any]:
         """The query as ``GET /api/queries`` lists it."""
         c = self.counters
@@ -275,16 +280,15 @@ class Registered:
     def parameters(self) -> dict[str, dict[str, Any]]:
         """Every operational parameter: its value as ``--set`` writes it, where it came
         from, and its note (:attr:`rsep.Query.parameters`)."""
-        out: dict[str, dict[str, Any]] = {}
-        for name, param in self.query.parameters.items():
-            value = param.value
-            shown = (
-                value
-                if isinstance(value, bool | int | float | str) or value is None
-                else str(getattr(value, "value", value))
-            )
-            out[name] = {"value": shown, "source": param.source.value, "note": param.note}
-        return out
+        parameters = self.query.parameters
+        return {
+            name: {
+                "value": parameters.show(name),
+                "source": param.source.value,
+                "note": param.note,
+            }
+            for name, param in parameters.items()
+        }
 
 
 class Service:
@@ -443,7 +447,7 @@ class Service:
                 for query in list(self.queries.values()):
                     if moved:
                         answers += self._apply(query, first - 1, arrived)
-                    if stream.iri in query.streams:
+                    if query.reads(stream.iri):
                         answers += self._apply(query, pushed, arrived)
                 self._save()
         if answers:
