@@ -49,7 +49,7 @@ from pyoxigraph import Literal, RdfFormat, Triple, parse
 from rsep.algebra.plan import Plan
 from rsep.engine import incremental_query
 from rsep.engine.query import drive
-from rsep.errors import UserError
+from rsep.errors import BadRecords, OnError, UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 from rsep.rdf.terms import parse_term
@@ -532,6 +532,7 @@ def run_streamed(
     master: str | None = None,
     *,
     start: int | None = None,
+    bad: BadRecords | None = None,
 ) -> Streamed:
     """``rsep run --engine spark``: the answers of ``plan`` over ``inputs`` (``IRI=FILE``
     strings as ``--stream`` takes them, paths, or :class:`~rsep.spark.job.StreamInput`)
@@ -539,7 +540,8 @@ def run_streamed(
     ``start`` up to ``until``, as JSON Lines texts in time order; the columnar engine
     (:func:`rsep.spark.columnar.columnar_replay`) for the plans it takes, else this
     replay. Spark runs on ``master`` (default: the active session, else ``local[2]`` or
-    ``RSEP_SPARK_MASTER``)."""
+    ``RSEP_SPARK_MASTER``). Bad records of the files go to ``bad``: skipped by the
+    columnar engine's read tasks under ``OnError.SKIP``, else the run stops at the first."""
     from rsep.spark.columnar import columnar_replay
     from rsep.spark.session import get_session
 
@@ -549,9 +551,14 @@ def run_streamed(
     if start is not None or any(not isinstance(g, frozenset) for g in (graphs or {}).values()):
         incremental_query(plan, graphs, start=start)  # the columnar engine reads neither
     session = get_session(master)
-    done = columnar_replay(session, plan, items, graphs, until)
+    done = columnar_replay(session, plan, items, graphs, until, bad=bad)
     if done is not None:
         return done.answers
+    if bad is not None and bad.policy is OnError.SKIP:
+        raise UserError(
+            "--on-error skip on --engine spark is for plans the columnar engine takes; this "
+            "plan runs on the per-event replay, which stops at the first bad record"
+        )
     return replay(session, plan, items, graphs, until, start=start).answers
 
 
