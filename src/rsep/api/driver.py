@@ -200,17 +200,61 @@ class Incremental:
     (:class:`rsep.engine.query.IncrementalQuery`): :meth:`push` events in time order,
     :meth:`advance` the watermark (no event at or before it comes any more), :meth:`finish`
     the input; each call returns the answers that became final, each exactly once, in time
-    order: together, the oracle's answers over all the events."""
+    order: together, the oracle's answers over all the events.
+
+    Queries given one ``dictionary`` share it: a table encoded once into
+    :class:`~rsep.engine.batch.TripleBatch` es of its term ids (:meth:`encode`) is pushed
+    to each of them as it is."""
 
     def __init__(
-        self, plan: Plan, graphs: Mapping[str, frozenset[Triple] | TimeVaryingGraph] | None = None
+        self,
+        plan: Plan,
+        graphs: Mapping[str, frozenset[Triple] | TimeVaryingGraph] | None = None,
+        dictionary: TermDictionary | None = None,
     ) -> None:
         from rsep.engine import incremental_query
+        from rsep.engine.terms import TermDictionary
 
         self.plan = plan
         self.events = 0
         """Events pushed so far."""
-        self._engine: IncrementalQuery = incremental_query(plan, graphs)
+        self.dictionary = TermDictionary() if dictionary is None else dictionary
+        """The term ids of the batches it takes (the columnar engine's own)."""
+        self._engine: IncrementalQuery = incremental_query(
+            plan, graphs, dictionary=self.dictionary
+        )
+
+    def share(self, dictionary: TermDictionary) -> None:
+        """Take ``dictionary`` in place of :attr:`dictionary`: one that extends it (every
+        term under the same id, as a dictionary only grows), so that queries restored
+        from checkpoints of one shared dictionary share one again."""
+        from rsep.engine.sequence import SequenceQuery
+
+        if len(dictionary) < len(self.dictionary):
+            raise ValueError("a shared dictionary extends the query's own, it is smaller")
+        self.dictionary = dictionary
+        engine = self._engine
+        if isinstance(engine, SequenceQuery):
+            engine.dictionary = dictionary
+            if engine.closure is not None:  # its tables are in the dictionary's ids
+                engine.closure.dictionary = dictionary
+
+    def __getstate__(self) -> dict[str, object]:
+        """The query for a checkpoint: its engine carries the columnar engine's dictionary
+        (:meth:`rsep.engine.sequence.SequenceQuery.__getstate__`)."""
+        state = dict(self.__dict__)
+        del state["dictionary"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        from rsep.engine.sequence import SequenceQuery
+        from rsep.engine.terms import TermDictionary
+
+        self.__dict__.update(state)
+        engine = self._engine
+        self.dictionary = (
+            engine.dictionary if isinstance(engine, SequenceQuery) else TermDictionary()
+        )
 
     @property
     def watermark(self) -> int | None:
@@ -226,19 +270,30 @@ class Incremental:
         engine = self._engine
         return engine.stats.inexact_rows if isinstance(engine, SequenceQuery) else None
 
-    def push(self, events: Iterable[Event] | pa.Table | pd.DataFrame) -> list[Result]:
-        """Take events in non-decreasing time, as objects or a table of triples
-        (:data:`rsep.spark.eventstore.TABLE_COLUMNS`, Arrow or pandas); the answers of every
-        instant they complete."""
+    def push(
+        self, events: Iterable[Event] | pa.Table | pd.DataFrame | TripleBatch
+    ) -> list[Result]:
+        """Take events in non-decreasing time, as objects, a table of triples
+        (:data:`rsep.spark.eventstore.TABLE_COLUMNS`, Arrow or pandas) or a batch of
+        :attr:`dictionary`'s ids (:meth:`encode`); the answers of every instant they
+        complete."""
         out: list[Result] = []
         for chunk in self._pushes([events]):
             self.events += len(chunk)
             out += self._engine.push(chunk) if isinstance(chunk, list) else self._columnar(chunk)
         return out
 
+    def encode(self, table: pa.Table) -> list[TripleBatch]:
+        """A table of triples as batches of :attr:`dictionary`'s term ids
+        (:func:`rsep.engine.batch.table_batches`): encoded once, pushed to every query
+        that shares the dictionary."""
+        from rsep.engine.batch import table_batches
+
+        return list(table_batches(table, self.dictionary))
+
     def feed(
         self,
-        arriving: Iterable[Iterable[Event] | pa.Table | pd.DataFrame],
+        arriving: Iterable[Iterable[Event] | pa.Table | pd.DataFrame | TripleBatch],
         until: int | None = None,
     ) -> Iterator[Result]:
         """Take micro-batches as they arrive (each events in time order, as :meth:`push`
@@ -254,16 +309,25 @@ class Incremental:
         return drive(self._engine, self._pushes(arriving), until, pushed=counted)
 
     def _pushes(
-        self, arriving: Iterable[Iterable[Event] | pa.Table | pd.DataFrame]
+        self, arriving: Iterable[Iterable[Event] | pa.Table | pd.DataFrame | TripleBatch]
     ) -> Iterator[list[Event] | TripleBatch]:
         """What each of ``arriving`` gives the engine: events as a list; a table of
         triples in memory to the columnar engine (:func:`rsep.engine.batch.table_batches`),
-        else as events read through a temporary event store (:mod:`rsep.api.inputs`)."""
-        from rsep.engine.batch import table_batches
+        else as events read through a temporary event store (:mod:`rsep.api.inputs`); a
+        batch of :attr:`dictionary`'s ids to the columnar engine as it is, else as its
+        events."""
+        from rsep.engine.batch import TripleBatch, table_batches
         from rsep.engine.sequence import SequenceQuery
 
         engine = self._engine
         for item in arriving:
+            if isinstance(item, TripleBatch):
+                if isinstance(engine, SequenceQuery):
+                    yield item
+                else:
+                    events = item.events(self.dictionary)
+                    yield sorted(events, key=lambda e: (e.t_end, e.t_start))
+                continue
             table = table_of(item)
             if table is None:
                 if not isinstance(item, Iterable):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from rsep.api.live import Live
+    from rsep.engine.terms import TermDictionary
     from rsep.semantics.check import Verdict
 
 
@@ -159,10 +160,16 @@ class Query:
         static = engine_graphs(read_graphs(graphs))
         return transform(self.plan, frame, static, until=until, partitions=partitions)
 
-    def incremental(self, graphs: Mapping[str, GraphData] | None = None) -> Incremental:
+    def incremental(
+        self,
+        graphs: Mapping[str, GraphData] | None = None,
+        *,
+        dictionary: TermDictionary | None = None,
+    ) -> Incremental:
         """The query on the engine in this process, fed as events arrive
-        (:class:`rsep.api.driver.Incremental`: ``push``, ``advance``, ``finish``)."""
-        return Incremental(self.plan, engine_graphs(read_graphs(graphs)))
+        (:class:`rsep.api.driver.Incremental`: ``push``, ``advance``, ``finish``); queries
+        given one ``dictionary`` take the same encoded batches (``Incremental.encode``)."""
+        return Incremental(self.plan, engine_graphs(read_graphs(graphs)), dictionary)
 
     def live(
         self,

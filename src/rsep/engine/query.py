@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from rsep.engine.batch import TripleBatch
     from rsep.engine.continuous import TimeVarying
     from rsep.engine.sequence import SequenceQuery
+    from rsep.engine.terms import TermDictionary
 
 __all__ = ["BATCH_EVENTS", "IncrementalQuery", "InstantQuery", "drive", "incremental_query"]
 
@@ -147,6 +148,7 @@ def incremental_query(
     graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None = None,
     *,
     start: int | None = None,
+    dictionary: TermDictionary | None = None,
 ) -> IncrementalQuery:
     """The engine's evaluator of ``plan``, by the language its operators belong to (as
     ``rsep.semantics.evaluate.event_evaluation`` picks the oracle's): SPAseq sequences on
@@ -159,11 +161,13 @@ def incremental_query(
 
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
     is the oracle's start of the time range; the RSP-QL, RSEP-QL and CQELS-CEP evaluators
-    read both, EP-SPARQL's static graphs and a ``start``, SPAseq's static graphs."""
+    read both, EP-SPARQL's static graphs and a ``start``, SPAseq's static graphs.
+    ``dictionary`` is the columnar engine's term ids, shared with other queries pushed the
+    same batches (the other evaluators take events, not ids)."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
-        return SequenceQuery(plan, _static_only(graphs, "SPAseq", start))
+        return SequenceQuery(plan, _static_only(graphs, "SPAseq", start), dictionary)
     if isinstance(plan.r2r, GraphPatternRef):
         from rsep.engine.continuous import ContinuousWindowQuery
 

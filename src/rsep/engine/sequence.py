@@ -743,7 +743,14 @@ class SequenceQuery(IncrementalQuery):
     order, :meth:`advance` the watermark, :meth:`finish`; or :meth:`run` over all of them.
     The oracle's results, each as soon as it is final."""
 
-    def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        graphs: Mapping[str, frozenset[Triple]] | None = None,
+        dictionary: TermDictionary | None = None,
+    ) -> None:
+        """``dictionary``: the term ids of the batches it is pushed, shared with the other
+        queries that read them (a new one when not given)."""
         plan = apply_profile(plan)
         read = _steps(plan)
         if isinstance(read, str):
@@ -764,7 +771,7 @@ class SequenceQuery(IncrementalQuery):
             raise UserError(
                 "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
             )
-        self.dictionary = TermDictionary()
+        self.dictionary = TermDictionary() if dictionary is None else dictionary
         self.closure = engine_closure(plan.parameters, given, self.dictionary)
         self.slots = _slots(self.gpms, self.by)
         self.width = len(self.slots)

@@ -3,11 +3,12 @@ over them (each an :class:`rsep.Incremental`), their recent events and answers, 
 and the state kept under ``--state`` so that a restart continues.
 
 A body pushed to a stream is parsed once into a table of triples (:func:`rsep.read_table`,
-the columnar readers), late events are set aside, and every query is fed the same table:
-the columnar engine takes it as it is, the other evaluators take its events, made once per
-push. One clock holds for all streams, as the engine's time order does (RSP-QL Def. 24:
-the answers at ``t`` read every event up to ``t``): an event before the latest pushed one,
-or at or before the watermark, is late.
+the columnar readers), late events are set aside, and every query is fed the same push:
+encoded once into batches of the one term dictionary all queries share, which the columnar
+engine takes as they are; the other evaluators take its events, made once per push. One
+clock holds for all streams, as the engine's time order does (RSP-QL Def. 24: the answers
+at ``t`` read every event up to ``t``): an event before the latest pushed one, or at or
+before the watermark, is late.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from rsep.serve.settings import Settings
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from rsep.engine.batch import TripleBatch
+    from rsep.engine.terms import TermDictionary
     from rsep.rdf.event import Event
     from rsep.serve.sources import KafkaReader
 
@@ -98,21 +101,32 @@ def parse_body(body: bytes, fmt: str, iri: str) -> pa.Table:
 
 @dataclass
 class Pushed:
-    """One push, parsed once and handed to every query: its table of triples, and its
-    events as objects, made the first time an evaluator that takes events asks."""
+    """One push, parsed once and handed to every query: its table of triples, encoded once
+    into batches of the service's term ids the first time a columnar query asks, and its
+    events as objects the first time an evaluator that takes events asks. A checkpoint
+    keeps the table alone."""
 
     table: pa.Table
+    _batches: list[TripleBatch] | None = None
     _events: list[Event] | None = None
 
-    def events(self) -> list[Event]:
+    def batches(self, terms: TermDictionary) -> list[TripleBatch]:
+        """The table as batches of ``terms``' ids (:func:`rsep.engine.batch.table_batches`),
+        once: every query of the service shares ``terms``."""
+        if self._batches is None:
+            from rsep.engine.batch import table_batches
+
+            self._batches = list(table_batches(self.table, terms))
+        return self._batches
+
+    def events(self, terms: TermDictionary) -> list[Event]:
         """The table's events (:meth:`rsep.engine.batch.TripleBatch.events`), once."""
         if self._events is None:
-            from rsep.engine.batch import table_batches
-            from rsep.engine.terms import TermDictionary
-
-            terms = TermDictionary()
-            self._events = [e for b in table_batches(self.table, terms) for e in b.events(terms)]
+            self._events = [e for b in self.batches(terms) for e in b.events(terms)]
         return self._events
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"table": self.table, "_batches": None, "_events": None}
 
     @property
     def rows(self) -> int:
@@ -250,7 +264,8 @@ class Registered:
 
     @property
     def columnar(self) -> bool:
-        """Whether the columnar engine runs it (it takes tables; the others events)."""
+        """Whether the columnar engine runs it (it takes batches of the service's term
+        ids; the others events)."""
         return self.running.inexact_rows is not None
 
     def reads(self, iri: str) -> bool:
@@ -306,6 +321,10 @@ class Service:
         self.watermark: int | None = None
         """The latest time every query was advanced to (``POST /api/watermark``)."""
         self.changed: Callable[[], None] = lambda: None
+        from rsep.engine.terms import TermDictionary
+
+        self.terms = TermDictionary()
+        """The term dictionary every query shares: a push is encoded once for them all."""
         self._lock = threading.RLock()
         self._saved = 0.0
         self._started = False
@@ -647,7 +666,7 @@ class Service:
         if sink is not None:
             spec["sink"] = self._sink(sink)
         try:
-            running = query.incremental(files)
+            running = query.incremental(files, dictionary=self.terms)
         except UserError as exc:
             raise RequestError(400, str(exc)) from None
         answers: deque[dict[str, Any]] = deque(maxlen=self.settings.recent_answers)
@@ -687,9 +706,13 @@ class Service:
         try:
             if isinstance(item, int):
                 results = query.running.advance(item)
+            elif query.columnar:
+                results = []
+                for batch in item.batches(self.terms):
+                    results += query.running.push(batch)
+                query.counters.events = query.running.events
             else:
-                taken = item.table if query.columnar else item.events()
-                results = query.running.push(taken)
+                results = query.running.push(item.events(self.terms))
                 query.counters.events = query.running.events
         except Exception as exc:  # one query's failure must not disturb the others
             query.state = "failed"
@@ -904,6 +927,13 @@ class Service:
                     query.error,
                 ) = pickle.loads(kept.read_bytes())
             self.queries[query.name] = query
+        # each checkpoint holds the shared dictionary as it was; the latest extends the
+        # others (a dictionary only grows), so every query takes it again
+        columnar = [q.running for q in self.queries.values() if q.columnar]
+        if columnar:
+            self.terms = max((r.dictionary for r in columnar), key=len)
+            for running in columnar:
+                running.share(self.terms)
 
 
 class Checkpoints(threading.Thread):
