@@ -934,3 +934,108 @@ def _triple_stream(iri: str, found: Sequence[tuple[int, int, int]]) -> Stream:
             for t, s, o in found
         ),
     )
+
+
+# Far watermarks ----------------------------------------------------------------------------
+
+JUMP_STREAM = [(t, t % 2, t % 3) for t in (1, 2, 4, 7, 8)] + [
+    (t, t % 3, t % 2) for t in (301, 303, 304)
+]
+"""Items before and after a stretch of 300 instants in which every window is empty."""
+
+
+@pytest.mark.parametrize("policy", [*POLICIES, "window_close+non_empty"])
+@pytest.mark.parametrize("r2s", ["rstream", "istream", "dstream"])
+@pytest.mark.parametrize("present", ["closing", "all_ended"])
+def test_a_far_watermark_gives_the_oracles_answers(policy: str, r2s: str, present: str) -> None:
+    """A watermark moved far past the last item, across a stretch where every window is
+    empty (the stretch's instants decided by skipping: ``_silent``), then items again: the
+    oracle's answers (RSP-QL Def. 23 report policies, Def. 20-22 streaming operators)."""
+    stream = _triple_stream(EX + "s", JUMP_STREAM)
+    plan = _plan(
+        f"GRAPH <{EX}w> {{ ?s ?p ?o }}",
+        [NamedWindow(EX + "w", EX + "s", TimeWindow(4, 1, 0))],
+        params={"window.report": policy, "r2s": r2s, "window.present": present},
+    )
+    assert_same(plan, {EX + "s": stream}, schedule=Schedule(cuts=(5, 3), advances=(10**9, None)))
+
+
+@pytest.mark.parametrize(
+    ("form", "params"),
+    [
+        (Select(), {"window.report": "window_close", "output.empty": "true"}),
+        (Ask(), {"window.report": "window_close"}),
+        (Select(), {"window.report": "periodic(7)", "r2s": "rstream"}),
+    ],
+    ids=["output-empty", "ask", "periodic"],
+)
+def test_a_far_watermark_reports_what_empty_windows_answer(
+    form: QueryForm, params: Mapping[str, object]
+) -> None:
+    """Where the empty windows do answer (an empty relation under ``output.empty``, ASK's
+    false, a static graph's triples under RStream), every instant of the stretch is
+    reported, as the oracle does."""
+    stream = _triple_stream(EX + "s", [(t, 0, 1) for t in (1, 3)] + [(403, 1, 2)])
+    plan = _plan(
+        f"GRAPH <{EX}w> {{ ?s ?p ?o }}",
+        [NamedWindow(EX + "w", EX + "s", TimeWindow(4, 2, 0))],
+        form=form,
+        params=params,
+    )
+    assert_same(plan, {EX + "s": stream}, schedule=Schedule(cuts=(2, 1), advances=(10**9, None)))
+    graph = EX + "g"
+    union = _plan(
+        f"{{ GRAPH <{EX}w> {{ ?s ?p ?o }} }} UNION {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}",
+        [NamedWindow(EX + "w", EX + "s", TimeWindow(4, 2, 0))],
+        named_graphs=[graph],
+        params={"window.report": "window_close", "r2s": "rstream"},
+    )
+    static = frozenset({Triple(SUBJECTS[0], PREDICATES[1], OBJECTS[0])})
+    found = assert_same(
+        union,
+        {EX + "s": stream},
+        {graph: static},
+        schedule=Schedule(cuts=(2, 1), advances=(10**9, None)),
+    )
+    assert len([r for r in found if 10 < r.time < 400]) > 100  # each close in the stretch
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"window.report": "window_close", "r2s": "rstream"},
+        {"window.report": "window_close", "r2s": "istream", "window.present": "last_ended"},
+        {"window.report": "content_change", "r2s": "dstream"},
+    ],
+    ids=["default", "close-rstream", "close-istream-last-ended", "change-dstream"],
+)
+def test_a_far_watermark_is_decided_without_visiting_each_instant(
+    params: Mapping[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``advance(10**12)`` on a one-instant step decides the empty stretch in a few
+    evaluations, not one per instant (it never ended before); the answers before it are
+    the oracle's, and items after it are taken as usual."""
+    stream = _triple_stream(EX + "s", [(t, t % 2, t % 3) for t in (1, 2, 5)])
+    plan = _plan(
+        f"GRAPH <{EX}w> {{ ?s ?p ?o }}",
+        [NamedWindow(EX + "w", EX + "s", TimeWindow(3, 1, 0))],
+        params=params,
+    )
+    visited: list[int] = []
+    instant = ContinuousWindowQuery._instant
+
+    def counted(self: ContinuousWindowQuery, t: int) -> list[Result]:
+        visited.append(t)
+        return instant(self, t)
+
+    monkeypatch.setattr(ContinuousWindowQuery, "_instant", counted)
+    query = ContinuousWindowQuery(plan)
+    found = query.push(list(stream)) + query.advance(10**12)
+    assert len(visited) < 40
+    truth = evaluate(plan, {EX + "s": stream}, None, 40)
+    assert canonical(found) == canonical(truth)
+    later = Event.point(EX + "s", 10**12 + 5, [Triple(SUBJECTS[1], PREDICATES[0], OBJECTS[1])])
+    after = query.push([later]) + query.finish()
+    assert all(r.time > 10**12 for r in after)
+    assert len(visited) < 80

@@ -48,6 +48,8 @@ from rsep.algebra.events import GraphPatternRef
 from rsep.algebra.params import Entailment, Parameters
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, Plan, Select
+from rsep.algebra.report import CONTENT_CHANGE, NEW_CONTENT, NON_EMPTY
+from rsep.algebra.window import NowWindow, PresentRule, TimeWindow
 from rsep.engine.query import IncrementalQuery
 from rsep.engine.report import Candidates, Reporter, reporting_windows
 from rsep.engine.window import (
@@ -71,6 +73,9 @@ from rsep.reasoning.closure import entail_events
 from rsep.reasoning.regime import MaterialisedGraph, background, engine_closure
 
 __all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying", "background_source"]
+
+_ON_CONTENT = frozenset({NON_EMPTY, CONTENT_CHANGE, NEW_CONTENT})
+"""Report conditions that never hold while a window stays empty (RSP-QL Def. 23)."""
 
 
 @runtime_checkable
@@ -480,15 +485,63 @@ class ContinuousWindowQuery(IncrementalQuery):
             return out  # an interval window still waits for items up to its end
         limit = min(known, self._range_end(start) if end is None else end)
         decided = start - 1 if self._decided is None else max(self._decided, start - 1)
+        quiet = self._quiet_after(start)
         while True:
             t = self._next_instant(decided)
             if t is None or t > limit:
+                break
+            if quiet is not None and t > quiet and self._silent(t, quiet):
+                decided = limit  # the instants left up to the limit answer nothing
                 break
             out.extend(self._instant(t))
             decided = t
         self._decided = max(decided, limit)
         self._evict()
         return out
+
+    def _quiet_after(self, start: int) -> int | None:
+        """An instant after which, up to the next item, every window is empty and every
+        graph constant, so each instant's dataset is the same (RSP-QL Def. 18): the last
+        item of a window's stream plus its horizon (and its candidate instants, up to two
+        after it), the last change of a graph. ``None`` when a window's content need not
+        empty out (landmark, count-based, interval windows), when one reads every window
+        closed since the previous evaluation (``all_ended``: that instant then matters), or
+        there is none."""
+        if not self._states or not all(
+            isinstance(s.window, TimeWindow | NowWindow)
+            and s.reading.rule is not PresentRule.ALL_ENDED
+            for s in self._states
+        ):
+            return None
+        latest = [start, *self._changes[-1:]]
+        for state in self._states:
+            last = self._last_item.get(state.named.stream)
+            if last is not None:
+                latest.append(last + max(horizon(state.window), 2))
+        return max(latest)
+
+    def _silent(self, t: int, quiet: int) -> bool:
+        """Whether no instant from ``t`` on, in the quiet stretch after ``quiet``
+        (:meth:`_quiet_after`), gives an answer, so that deciding them one by one can be skipped
+        (a far watermark): every window's content is empty at ``t - 1``, and either
+        no reporting window reports on empty content (Def. 23: ``non_empty``,
+        ``content_change`` or ``new_content`` among its conditions), or the previous
+        evaluation was on this same dataset and the streaming operator gives nothing on
+        it again (Def. 20-22: IStream, DStream, or RStream of an empty answer), the form is
+        no ASK and ``output.empty`` is off. The previous evaluation instant stays where it
+        is: no window's content depends on it (no ``all_ended``), and the stretch's
+        contents are all empty."""
+        previous = self._previous
+        for state in self._states:
+            if any(hi > lo for lo, hi in state.content(t - 1, previous)):
+                return False
+        if all(r.policy.conditions & _ON_CONTENT for r in self._reporters):
+            return True
+        if previous is None or previous <= quiet or self._before is None:
+            return False
+        if isinstance(self.plan.form, Ask) or self.plan.parameters.output_empty:
+            return False
+        return not self.plan.r2s.apply(self._before, self._before, t)
 
     def _next_instant(self, after: int) -> int | None:
         if not self._states:
