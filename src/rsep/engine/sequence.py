@@ -65,6 +65,7 @@ from rsep.engine.terms import KIND_LITERAL, TermDictionary
 from rsep.errors import UserError
 from rsep.lang.printer import to_sparql
 from rsep.rdf.event import Event
+from rsep.rdf.formats._common import no_collection
 from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import to_nt
@@ -1795,17 +1796,18 @@ def _selected_results(
     objects = zip(*(terms[at[:, k]].tolist() for k in range(at.shape[1])), strict=True)
     ends = table[:, 0].tolist()
     intervals = zip(table[:, 1].tolist(), ends, strict=True)
-    if bool(np.all(ids >= 0)):
+    with no_collection():  # a dict and a result per answer, none in a cycle
+        if bool(np.all(ids >= 0)):
+            return [
+                SelectResult(end, dict(zip(kept, values, strict=True)), interval)
+                for end, interval, values in zip(ends, intervals, objects, strict=True)
+            ]
         return [
-            SelectResult(end, dict(zip(kept, values, strict=True)), interval)
+            SelectResult(
+                end, {n: v for n, v in zip(kept, values, strict=True) if v is not None}, interval
+            )
             for end, interval, values in zip(ends, intervals, objects, strict=True)
         ]
-    return [
-        SelectResult(
-            end, {n: v for n, v in zip(kept, values, strict=True) if v is not None}, interval
-        )
-        for end, interval, values in zip(ends, intervals, objects, strict=True)
-    ]
 
 
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
