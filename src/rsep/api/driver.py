@@ -32,7 +32,7 @@ from rsep.api.inputs import (
     table_of,
 )
 from rsep.engine.query import drive
-from rsep.errors import BadRecords, OnError, UserError
+from rsep.errors import BadRecords, UserError
 from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.results import Result
 from rsep.semantics.graph import Graph, TimeVaryingGraph
@@ -75,15 +75,10 @@ def evaluate(
     """The answers of ``plan`` over ``inputs`` and ``graphs`` on ``engine`` (module
     docstring), from ``start`` (default: the oracle's, the first item a window reads) up
     to ``until``; ``master`` is Spark's; ``pushed`` hears the count of events read so far;
-    bad records of stream files go to ``bad`` (default: stop at the first; skipping them
-    is for the engines in this process: Spark's tasks stop). Time-varying graphs (RSP-QL
+    bad records of stream files go to ``bad`` (default: stop at the first; on Spark the
+    columnar engine's read tasks skip them, the per-event replay stops). Time-varying graphs (RSP-QL
     Def. 10) are read at each evaluation instant on every engine."""
     check_engine(engine)
-    if engine == "spark" and bad is not None and bad.policy is OnError.SKIP:
-        raise UserError(
-            "skipping bad records (--on-error skip) is for --engine local and reference in a "
-            "run over stream files, and for live queries; a Spark run stops at the first"
-        )
     if engine == "local" and inputs.table is not None:
         done = run_table(plan, inputs.table, graphs, until, start)
         if done is not None:
@@ -98,9 +93,13 @@ def evaluate(
         from rsep.spark.replay import run_streamed
 
         files = [StreamInput(p.path.resolve(), p.stream, p.options) for p in stored]
-        found = run_streamed(plan, files, engine_graphs(graphs), until, master, start=start)
+        found = run_streamed(
+            plan, files, engine_graphs(graphs), until, master, start=start, bad=bad
+        )
         keep = inputs.folder
-        return _counted(Answers(plan.form, found.lines, found.events, found.inexact_rows, keep))
+        return _counted(
+            Answers(plan.form, found.lines, found.events, found.inexact_rows, keep, bad)
+        )
     if engine == "local" and inputs.files is not None:
         done = run_files(plan, inputs.files, graphs, until, inputs.folder, bad, start)
         if done is not None:
@@ -220,9 +219,7 @@ class Incremental:
         """Events pushed so far."""
         self.dictionary = TermDictionary() if dictionary is None else dictionary
         """The term ids of the batches it takes (the columnar engine's own)."""
-        self._engine: IncrementalQuery = incremental_query(
-            plan, graphs, dictionary=self.dictionary
-        )
+        self._engine: IncrementalQuery = incremental_query(plan, graphs, dictionary=self.dictionary)
 
     def share(self, dictionary: TermDictionary) -> None:
         """Take ``dictionary`` in place of :attr:`dictionary`: one that extends it (every
@@ -270,9 +267,7 @@ class Incremental:
         engine = self._engine
         return engine.stats.inexact_rows if isinstance(engine, SequenceQuery) else None
 
-    def push(
-        self, events: Iterable[Event] | pa.Table | pd.DataFrame | TripleBatch
-    ) -> list[Result]:
+    def push(self, events: Iterable[Event] | pa.Table | pd.DataFrame | TripleBatch) -> list[Result]:
         """Take events in non-decreasing time, as objects, a table of triples
         (:data:`rsep.spark.eventstore.TABLE_COLUMNS`, Arrow or pandas) or a batch of
         :attr:`dictionary`'s ids (:meth:`encode`); the answers of every instant they
