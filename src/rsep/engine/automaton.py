@@ -298,6 +298,21 @@ def _merge(
     return True
 
 
+@njit(cache=True, inline="always")
+def _kept(keep_i: np.ndarray, keep_f: np.ndarray, at: int, f: int) -> tuple[Any, ...]:
+    """The value kept at row ``at`` for FILTER ``f``'s side (an entry, as the evaluator's)."""
+    return (
+        keep_i[at, 4 * f],
+        keep_i[at, 4 * f + 1],
+        keep_i[at, 4 * f + 2],
+        keep_i[at, 4 * f + 3],
+        keep_f[at, 4 * f],
+        keep_f[at, 4 * f + 1],
+        keep_f[at, 4 * f + 2],
+        keep_f[at, 4 * f + 3],
+    )
+
+
 @njit(cache=True)
 def _side(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
     """The value of the subprogram ``ops[lo:hi]`` on ``ids`` (a FILTER operand's, kept: a
@@ -666,38 +681,11 @@ def run_partitions(
                                                 side_ok[r, f] = 1
                                             elif alone:
                                                 sol_ok[s, f] = 1
-                                        run_side = (
-                                            side_i[r, 4 * f],
-                                            side_i[r, 4 * f + 1],
-                                            side_i[r, 4 * f + 2],
-                                            side_i[r, 4 * f + 3],
-                                            side_f[r, 4 * f],
-                                            side_f[r, 4 * f + 1],
-                                            side_f[r, 4 * f + 2],
-                                            side_f[r, 4 * f + 3],
-                                        )
+                                        run_side = _kept(side_i, side_f, r, f)
                                         if alone:
-                                            own_side = (
-                                                sol_i[s, 4 * f],
-                                                sol_i[s, 4 * f + 1],
-                                                sol_i[s, 4 * f + 2],
-                                                sol_i[s, 4 * f + 3],
-                                                sol_f[s, 4 * f],
-                                                sol_f[s, 4 * f + 1],
-                                                sol_f[s, 4 * f + 2],
-                                                sol_f[s, 4 * f + 3],
-                                            )
+                                            own_side = _kept(sol_i, sol_f, s, f)
                                         else:
-                                            own_side = (
-                                                own_i[0, 4 * f],
-                                                own_i[0, 4 * f + 1],
-                                                own_i[0, 4 * f + 2],
-                                                own_i[0, 4 * f + 3],
-                                                own_f[0, 4 * f],
-                                                own_f[0, 4 * f + 1],
-                                                own_f[0, 4 * f + 2],
-                                                own_f[0, 4 * f + 3],
-                                            )
+                                            own_side = _kept(own_i, own_f, 0, f)
                                         if run_left:
                                             first_side, second_side = run_side, own_side
                                         else:
