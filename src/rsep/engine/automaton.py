@@ -446,8 +446,9 @@ def run_partitions(
     those exactly and runs the batch again from the same runs with their verdicts.
 
     Array views and calls that take arrays are kept out of the loops over runs and
-    solutions (each costs atomic reference counts), and buffers grow before a run's step
-    to a bound of what it can add."""
+    solutions (each costs atomic reference counts), and buffers grow before an instant's
+    runs are visited, to a bound of what they can add: an array reassigned inside that
+    loop is counted in and out at every run, grown or not."""
     n_steps = step_op_lo.shape[0]
     width = part_start.shape[1]  # a mapping row: a term id per variable
     columns = carried.shape[1]
@@ -481,7 +482,9 @@ def run_partitions(
         most = max(most, step_op_hi[j] - step_op_lo[j])
     combo_key = np.empty((64, most), np.int64)
     choice = np.empty(most, np.int64)
-    room = np.empty(n_steps, np.int64)  # an instant's solutions per step, -1 not counted
+    room = np.empty(n_steps, np.int64)  # an instant's solutions per step
+    combos = np.empty(n_steps, np.int64)  # a bound of a conjunction's sets of events
+    pairs = np.empty(n_steps, np.int64)  # the step's (operand, event) pairs at the instant
     status = STATUS_OK
     stopped = -1
     undecided_f = np.empty(16, np.int64)  # FILTER rows to decide: the FILTER, its values
@@ -557,9 +560,67 @@ def run_partitions(
                         runs[n_g, c] = -1
                     n_g = _add_run(runs, n_g, n_g, 0, 0, -1, t, n_r, 1)
                     n_r += 1
+            # room for everything the instant's runs can add, made before they are visited:
+            # an array grown in their loop would be counted in and out (two atomic reference
+            # counts) at every run it visits, grown or not
             for step in range(n_steps):
-                room[step] = -1
+                room[step] = 0
+                combos[step] = 1
+                pairs[step] = 0
+                for o in range(step_op_lo[step], step_op_hi[step]):
+                    count = 0
+                    for k in range(i, j):
+                        e = pe_event[k]
+                        if ev_stream[e] == op_stream[o]:
+                            count += sol_ptr[op_gpm[o], e + 1] - sol_ptr[op_gpm[o], e]
+                            pairs[step] += 1
+                    room[step] += count
+                    combos[step] = min(combos[step] * count, 1 << 40)
             before = n_g
+            most_cand = 0  # of one run: candidates, hits
+            most_hits = 0
+            total_hits = 0  # of all runs: hits (mapping rows), candidate pairs, keys asked
+            total_pairs = 0
+            total_asked = 0
+            for g in range(before):
+                if runs[g, ALIVE] == 0:
+                    continue
+                step = runs[g, STEP]
+                count = runs[g, ROW_COUNT]
+                cands = count * room[step]
+                hits = count * combos[step] if step_conj[step] else cands
+                most_cand = max(most_cand, cands)
+                most_hits = max(most_hits, hits)
+                total_hits += hits
+                total_pairs += cands
+                total_asked += count * pairs[step]
+            if most_cand > cand.shape[0]:
+                cand = _grow(cand, most_cand)
+                cand_of = _grow(cand_of, most_cand)
+                order = _grow1(order, most_cand)
+            if most_hits > combo.shape[0]:
+                combo = _grow(combo, most_hits)
+                combo_key = _grow(combo_key, most_hits)
+                done = _grow1(done, most_hits)
+            if 2 * most_hits > hit_bounds.shape[0]:
+                hit_bounds = _grow1(hit_bounds, 2 * most_hits)
+            if n_r + total_hits > rows.shape[0]:
+                rows = _grow(rows, n_r + total_hits)
+            if rows.shape[0] > side_ok.shape[0]:
+                side_ok = _grow_zero(side_ok, rows.shape[0])
+                side_i = _grow_zero(side_i, rows.shape[0])
+                side_f = _grow_zero(side_f, rows.shape[0])
+            if n_g + 2 * total_hits > runs.shape[0]:
+                runs = _grow(runs, n_g + 2 * total_hits)
+            if n_m + total_hits > matches.shape[0]:
+                matches = _grow(matches, n_m + total_hits)
+                times = _grow(times, n_m + total_hits)
+            if n_u + total_pairs > undecided.shape[0]:
+                undecided = _grow(undecided, n_u + total_pairs)
+                undecided_f = _grow1(undecided_f, n_u + total_pairs)
+            if n_a + total_asked > asked.shape[0]:
+                asked = _grow(asked, n_a + total_asked)
+                asked_key = _grow(asked_key, n_a + total_asked)
             for g in range(before):
                 if runs[g, ALIVE] == 0:
                     continue
@@ -573,19 +634,6 @@ def run_partitions(
                 r_hi = r_lo + runs[g, ROW_COUNT]
                 o_lo = step_op_lo[step]
                 o_hi = step_op_hi[step]
-                # room for every candidate the step can give (run rows x solutions)
-                if room[step] < 0:
-                    room[step] = 0
-                    for o in range(o_lo, o_hi):
-                        for k in range(i, j):
-                            e = pe_event[k]
-                            if ev_stream[e] == op_stream[o]:
-                                room[step] += sol_ptr[op_gpm[o], e + 1] - sol_ptr[op_gpm[o], e]
-                most_rows = room[step] * (r_hi - r_lo)
-                if most_rows > cand.shape[0]:
-                    cand = _grow(cand, most_rows)
-                    cand_of = _grow(cand_of, most_rows)
-                    order = _grow1(order, most_rows)
                 # the candidates: each solution of an operand on an event of the instant
                 # that extends a mapping of the run, compatible on the variables it binds
                 # (SPARQL 1.1 sec. 18.3, stored forms), its deferred FILTERs holding under
@@ -609,9 +657,6 @@ def run_partitions(
                                         s_hi = ex_hi[x]
                                         break
                                 if s_lo < 0:
-                                    if n_a + 1 > asked.shape[0]:
-                                        asked = _grow(asked, n_a + 1)
-                                        asked_key = _grow(asked_key, n_a + 1)
                                     asked[n_a, 0] = gi
                                     asked[n_a, 1] = e
                                     for z in range(width):
@@ -631,10 +676,6 @@ def run_partitions(
                                 for f in range(gpm_f_lo[gi], gpm_f_hi[gi]):
                                     mid = f_split[f, 0]
                                     if mid >= 0:  # the run's side kept with its row
-                                        if r >= side_ok.shape[0]:
-                                            side_ok = _grow_zero(side_ok, rows.shape[0])
-                                            side_i = _grow_zero(side_i, rows.shape[0])
-                                            side_f = _grow_zero(side_f, rows.shape[0])
                                         run_left = f_split[f, 1] == 0
                                         # the solution's side once per solution when the
                                         # run binds none of the slots it reads
@@ -721,9 +762,6 @@ def run_partitions(
                                         floats,
                                     )
                                     if verdict == 2:  # to be decided
-                                        if n_u + 1 > undecided.shape[0]:
-                                            undecided = _grow(undecided, n_u + 1)
-                                            undecided_f = _grow1(undecided_f, n_u + 1)
                                         for z in range(width):
                                             undecided[n_u, z] = scratch[z]
                                         undecided_f[n_u] = f
@@ -741,10 +779,6 @@ def run_partitions(
                                 n_cand += 1
                 n_hits = 0
                 if not step_conj[step]:  # one hit per operand and event (Defs. 7, 9)
-                    if n_r + n_cand > rows.shape[0]:
-                        rows = _grow(rows, n_r + n_cand)
-                    if 2 * n_cand > hit_bounds.shape[0]:
-                        hit_bounds = _grow1(hit_bounds, 2 * n_cand)
                     for c in range(n_cand):
                         if (
                             c == 0
@@ -804,9 +838,6 @@ def run_partitions(
                                     break
                             if not fits:
                                 continue
-                            if n_combo + 1 > combo.shape[0]:
-                                combo = _grow(combo, n_combo + 1)
-                                combo_key = _grow(combo_key, n_combo + 1)
                             for z in range(width):
                                 combo[n_combo, z] = scratch[z]
                             # the set of events, sorted, repeated ones as -1 at the end
@@ -827,12 +858,6 @@ def run_partitions(
                             n_combo += 1
                         lo = hi
                     # one hit per set of events, its mappings a set
-                    if n_combo > done.shape[0]:
-                        done = _grow1(done, n_combo)
-                    if n_r + n_combo > rows.shape[0]:
-                        rows = _grow(rows, n_r + n_combo)
-                    if 2 * n_combo > hit_bounds.shape[0]:
-                        hit_bounds = _grow1(hit_bounds, 2 * n_combo)
                     for a in range(n_combo):
                         done[a] = False
                     for a in range(n_combo):
@@ -861,11 +886,6 @@ def run_partitions(
                         hit_bounds[2 * n_hits] = first
                         hit_bounds[2 * n_hits + 1] = n_r
                         n_hits += 1
-                if n_g + 2 * n_hits > runs.shape[0]:
-                    runs = _grow(runs, n_g + 2 * n_hits)
-                if n_hits and n_m + n_r - hit_bounds[0] > matches.shape[0]:
-                    matches = _grow(matches, n_m + n_r - hit_bounds[0])
-                    times = _grow(times, n_m + n_r - hit_bounds[0])
                 # the gap in front of this step, crossed unless the run iterates it
                 gap = _COLUMNS + 2 * step if n_gaps and runs[g, ITERATE] == 0 else -1
                 for h in range(n_hits):
