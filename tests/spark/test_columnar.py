@@ -5,6 +5,7 @@ NASDAQ bars, against the oracle and the in-process engine (``--engine local``)."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sys
@@ -27,6 +28,7 @@ from test_replay import (
     write_parts,
 )
 
+from rsep.algebra.events import EventPattern, PartitionBy, unwrap_bounds
 from rsep.algebra.plan import Plan
 from rsep.api.driver import run_files
 from rsep.engine.batch import merge_batches, read_batches
@@ -196,6 +198,56 @@ def test_events_without_a_key_break_strict_contiguity(
     assert expected != oracle(plan, stocks), "the news should change the answers"
     assert canonical(run(spark, plan, inputs, partitions=3).results) == expected
     assert local(plan, inputs) == expected
+
+
+HEAD_NEGATION = """
+PREFIX ex: <http://example.org/>
+SELECT ?company ?p1 ?p2
+WITHIN 1 HOURS
+PARTITION BY (?company)
+FROM STREAM S1 <http://example.org/stocks>
+FROM STREAM S2 <http://example.org/news>
+WHERE SEQ (N!, A; B)
+{
+  DEFINE GPM N ON %s
+  DEFINE GPM A ON S1 { ?company ex:price ?p1 . }
+  DEFINE GPM B ON S1 { ?company ex:price ?p2 . FILTER (?p2 < ?p1) }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "negated",
+    [
+        "S1 { ?company ex:volume ?v . FILTER (?v > 80) }",  # keyed: in its partition only
+        "S2 { ?n ex:alert ?level . }",  # without a key: in every partition
+    ],
+)
+def test_head_negation_without_within(spark: SparkSession, tmp_path: Path, negated: str) -> None:
+    """A negated first step without WITHIN looks back to the stream's start (the window is
+    the whole stream, Def. 16). A task starts at its own first event, later than the
+    stream's, yet holds every negated event its runs can meet (its keys' and the keyless
+    ones): the oracle's answers with 1, 3 and 5 partitions."""
+
+    def unbounded(text: str) -> Plan:  # SPAseq's grammar asks for WITHIN: taken off the plan
+        plan = compiled(text)
+        assert isinstance(plan.r2r, EventPattern)
+        core, within, by = unwrap_bounds(plan.r2r)
+        assert within is not None
+        return dataclasses.replace(plan, r2r=PartitionBy(core, by))
+
+    plan = unbounded(HEAD_NEGATION % negated)
+    assert columnar_reason(plan) is None
+    events = market(7, 120)
+    expected = oracle(plan, events)
+    assert expected, "the random market should give matches"
+    plain = (HEAD_NEGATION % negated).replace("SEQ (N!, A; B)", "SEQ (A; B)")
+    plain = "\n".join(line for line in plain.splitlines() if "GPM N " not in line)
+    assert expected != oracle(unbounded(plain), events), "the negation should drop answers"
+    inputs = [StreamInput(write_parts(events, tmp_path / "market", 3))]
+    assert local(plan, inputs) == expected
+    for partitions in (1, 3, 5):
+        assert canonical(run(spark, plan, inputs, partitions=partitions).results) == expected
 
 
 def test_without_partition_by_one_partition(spark: SparkSession, tmp_path: Path) -> None:
