@@ -172,7 +172,8 @@ def _compact(
     """The live runs moved to the front, their rows too, in place (a run's rows are a
     range of the pool laid out in the order of the runs, shared by the two runs a Kleene+
     hit leaves, so rows only move down), with the rows' values of the FILTERs' run sides
-    (``side_*``, none past the new count); the new counts of runs and rows."""
+    (``side_*``, as long as the pool; none past the new count); the new counts of runs and
+    rows."""
     w = 0
     nr = 0
     source = -1  # the last range moved: where it was and where it went
@@ -186,17 +187,10 @@ def _compact(
             runs[g, ROW_START] = target
         else:
             if start != nr:
-                for r in range(count):
-                    _copy(rows, start + r, rows, nr + r, 1)
-                    if nr + r >= side_ok.shape[0]:  # the sides grow when first kept
-                        continue
-                    if start + r < side_ok.shape[0]:
-                        _copy(side_i, start + r, side_i, nr + r, 1)
-                        _copy(side_f, start + r, side_f, nr + r, 1)
-                        _copy(side_ok, start + r, side_ok, nr + r, 1)
-                    else:
-                        for f in range(side_ok.shape[1]):
-                            side_ok[nr + r, f] = 0
+                _copy(rows, start, rows, nr, count)
+                _copy(side_i, start, side_i, nr, count)
+                _copy(side_f, start, side_f, nr, count)
+                _copy(side_ok, start, side_ok, nr, count)
             source = start
             target = nr
             runs[g, ROW_START] = nr
@@ -499,7 +493,7 @@ def run_partitions(
     n_f = max(f_lo.shape[0], 1)
     side_i = np.zeros((256, 4 * n_f), np.int64)  # per pool row, the FILTERs' run sides
     side_f = np.zeros((256, 4 * n_f), np.float64)
-    side_ok = np.zeros((256, n_f), np.int8)
+    side_ok = np.zeros((256, n_f), np.int8)  # grown with the pool, before the runs' loop
     sol_i = np.empty((sol.shape[0], 4 * n_f), np.int64)  # per solution, their sides
     sol_f = np.empty((sol.shape[0], 4 * n_f), np.float64)
     sol_ok = np.zeros((sol.shape[0], n_f), np.int8)
