@@ -127,10 +127,20 @@ def test_open_input_then_finished() -> None:
     assert canonical(first + rest) == oracle(plan, events)
 
 
-def test_batches_of_ids_are_for_the_columnar_engine() -> None:
+def test_batches_of_ids_are_for_evaluators_that_take_them() -> None:
+    """RSP-QL's window evaluator takes batches of its own dictionary's ids (in pushes of 1,
+    3 and all events) with the oracle's answers; an evaluator that takes events refuses
+    them."""
     events, graphs = nearby()
-    query = incremental_query(plan_of(RSPQL, **{"window.t0": "0"}), graphs)
-    columnar = SequenceQuery(plan_of(SPASEQ))
-    batches = batches_of(events, columnar.dictionary)
+    plan = plan_of(RSPQL, **{"window.t0": "0"})
+    truth = oracle(plan, events, graphs)
+    assert truth
+    for size in (1, 3, len(events)):
+        query = incremental_query(plan, graphs)
+        assert query.dictionary is not None
+        found = list(drive(query, batches_of(events, query.dictionary, size)))
+        assert canonical(found) == truth
+    reasoning = incremental_query(plan_of(RSPQL, **{"window.t0": "0"}), graphs)
+    reasoning.dictionary = None  # as the EP-SPARQL and CQELS-CEP evaluators
     with pytest.raises(TypeError, match="takes events"):
-        list(drive(query, batches))
+        list(drive(reasoning, batches_of(events, SequenceQuery(plan_of(SPASEQ)).dictionary)))

@@ -178,20 +178,27 @@ def _run_columnar(
     bad: BadRecords | None = None,
     start: int | None = None,
 ) -> Answers | None:
-    """The columnar engine (:class:`~rsep.engine.sequence.SequenceQuery`) fed the
-    ``sources`` of its dictionary's batches, merged in time order, by the one driver loop;
-    ``None`` when it does not take the plan."""
+    """The engine's evaluator of a plan that takes batches of term ids
+    (:func:`rsep.engine.query.batch_reason`) fed the ``sources`` of its dictionary's
+    batches, merged in time order, by the one driver loop; ``None`` when it does not take
+    the plan."""
     from rsep.engine import incremental_query
     from rsep.engine.batch import merge_batches
-    from rsep.engine.sequence import SequenceQuery, columnar_reason
+    from rsep.engine.query import batch_reason
 
-    if columnar_reason(plan) is not None:
+    if batch_reason(plan) is not None:
         return None
     query = incremental_query(plan, engine_graphs(graphs), start=start)
-    if not isinstance(query, SequenceQuery):  # pragma: no cover - columnar_reason's contract
-        raise TypeError(f"the columnar engine's plan went to {type(query).__name__}")
-    results = list(drive(query, merge_batches(sources(query.dictionary)), until))
-    return Answers(plan.form, results, query.stats.events, query.stats.inexact_rows, keep, bad)
+    if query.dictionary is None:  # pragma: no cover - batch_reason's contract
+        raise TypeError(f"a plan for batches went to {type(query).__name__}")
+    count = [0]
+
+    def pushed(events: int) -> None:
+        count[0] = events
+
+    results = list(drive(query, merge_batches(sources(query.dictionary)), until, pushed=pushed))
+    inexact = getattr(query, "inexact_rows", None)
+    return Answers(plan.form, results, count[0], inexact, keep, bad)
 
 
 class Incremental:
@@ -225,16 +232,11 @@ class Incremental:
         """Take ``dictionary`` in place of :attr:`dictionary`: one that extends it (every
         term under the same id, as a dictionary only grows), so that queries restored
         from checkpoints of one shared dictionary share one again."""
-        from rsep.engine.sequence import SequenceQuery
-
         if len(dictionary) < len(self.dictionary):
             raise ValueError("a shared dictionary extends the query's own, it is smaller")
         self.dictionary = dictionary
-        engine = self._engine
-        if isinstance(engine, SequenceQuery):
-            engine.dictionary = dictionary
-            if engine.closure is not None:  # its tables are in the dictionary's ids
-                engine.closure.dictionary = dictionary
+        if self._engine.dictionary is not None:
+            self._engine.share(dictionary)
 
     def __getstate__(self) -> dict[str, object]:
         """The query for a checkpoint: its engine carries the columnar engine's dictionary
@@ -244,14 +246,11 @@ class Incremental:
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        from rsep.engine.sequence import SequenceQuery
         from rsep.engine.terms import TermDictionary
 
         self.__dict__.update(state)
         engine = self._engine
-        self.dictionary = (
-            engine.dictionary if isinstance(engine, SequenceQuery) else TermDictionary()
-        )
+        self.dictionary = engine.dictionary if engine.dictionary is not None else TermDictionary()
 
     @property
     def watermark(self) -> int | None:
@@ -262,10 +261,8 @@ class Incremental:
     def inexact_rows(self) -> int | None:
         """Rows whose FILTER the columnar engine's programs could not decide and were
         evaluated exactly (``None``: the plan runs on another evaluator)."""
-        from rsep.engine.sequence import SequenceQuery
-
-        engine = self._engine
-        return engine.stats.inexact_rows if isinstance(engine, SequenceQuery) else None
+        inexact: int | None = getattr(self._engine, "inexact_rows", None)
+        return inexact
 
     def push(self, events: Iterable[Event] | pa.Table | pd.DataFrame | TripleBatch) -> list[Result]:
         """Take events in non-decreasing time, as objects, a table of triples
@@ -312,12 +309,11 @@ class Incremental:
         batch of :attr:`dictionary`'s ids to the columnar engine as it is, else as its
         events."""
         from rsep.engine.batch import TripleBatch, table_batches
-        from rsep.engine.sequence import SequenceQuery
 
         engine = self._engine
         for item in arriving:
             if isinstance(item, TripleBatch):
-                if isinstance(engine, SequenceQuery):
+                if engine.dictionary is not None:
                     yield item
                 else:
                     events = item.events(self.dictionary)
@@ -328,7 +324,7 @@ class Incremental:
                 if not isinstance(item, Iterable):
                     raise UserError(f"push takes events or a table of triples, not {item!r}")
                 yield list(item)
-            elif isinstance(engine, SequenceQuery):
+            elif engine.dictionary is not None:
                 yield from table_batches(table, engine.dictionary)
             else:
                 stored = Inputs(table=table)  # its temporary store lives while it is read
@@ -337,11 +333,9 @@ class Incremental:
 
     def _columnar(self, batch: TripleBatch) -> list[Result]:
         """A batch of the columnar engine's term ids pushed to it."""
-        from rsep.engine.sequence import SequenceQuery
-
-        if not isinstance(self._engine, SequenceQuery):
+        if self._engine.dictionary is None:
             raise TypeError(f"{type(self._engine).__name__} takes events, not term ids")
-        return self._engine.push(batch)
+        return self._engine.push(batch)  # type: ignore[arg-type]
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``; every answer at an instant ``≤ t`` not yet given."""

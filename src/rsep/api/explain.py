@@ -7,6 +7,8 @@ The text is :meth:`rsep.api.Query.explain`'s; the command line prints it as it i
 
 from __future__ import annotations
 
+from pyoxigraph import Triple
+
 from rsep.algebra.plan import Plan, explain
 from rsep.lang.dialects import Dialect, all_dialects, cue_text, get_dialect
 
@@ -44,8 +46,50 @@ def engine(plan: Plan) -> str:
     from rsep.engine.sequence import describe
 
     if not plan.sequences():
-        return ""
+        return window_path(plan)
     return "in this process (rsep run --engine local)\n" + describe(plan) + exact_path(plan)
+
+
+def window_path(plan: Plan) -> str:
+    """How the engine in this process evaluates an RSP-QL graph pattern over windows (empty
+    for other plans): by the columnar solver (:mod:`rsep.engine.dataset`: each block of
+    triple patterns matched on its graph's term ids at every evaluation instant of a
+    micro-batch at once, blocks joined, FILTERs by programs), or by pyoxigraph at each
+    instant, and why."""
+    from rsep.algebra.events import GraphPatternRef
+    from rsep.engine.continuous import ContinuousWindowQuery
+    from rsep.lang.printer import to_sparql
+
+    if not isinstance(plan.r2r, GraphPatternRef):
+        return ""
+    dataset = plan.dataset
+    graphs: dict[str, frozenset[Triple]] = {
+        iri: frozenset() for iri in (*dataset.default_graphs, *dataset.named_graphs)
+    }
+    query = ContinuousWindowQuery(plan, graphs)
+    head = "in this process (rsep run --engine local)\n"
+    solver = query.solver
+    if solver is None:
+        return (
+            head + "  graph pattern  evaluated by pyoxigraph at each evaluation instant "
+            f"(counted): {query.exact_reason}\n"
+        )
+    lines = [
+        "  graph pattern  columnar: each block matched on its graph's term ids at every "
+        "evaluation instant of a push at once, the blocks joined on the instant and their "
+        "shared variables"
+    ]
+    for block in solver.group.blocks:
+        where = "default graph" if block.graph is None else f"GRAPH <{block.graph}>"
+        lines.append(f"  block          {where}: {len(block.patterns)} triple pattern(s)")
+    for f in (*(f for b in solver.group.blocks for f in b.filters), *solver.group.filters):
+        how = (
+            "no program: decided exactly on each distinct binding"
+            if f.program is None
+            else "compiled; the rows it cannot decide go to pyoxigraph (counted)"
+        )
+        lines.append(f"  FILTER         {to_sparql(f.expr)}: {how}")
+    return head + "\n".join(lines) + "\n"
 
 
 def exact_path(plan: Plan) -> str:

@@ -68,6 +68,7 @@ __all__ = [
     "STORE",
     "TripleBatch",
     "batches_of",
+    "in_time_order",
     "is_store",
     "merge_batches",
     "read_batches",
@@ -249,10 +250,10 @@ def merge_batches(sources: Sequence[Iterable[TripleBatch]]) -> Iterator[TripleBa
                 parts.append(head)
             pending[k] = tail if len(tail) else next(readers[k], None)
         if parts:
-            yield _in_time_order(parts)
+            yield in_time_order(parts)
 
 
-def _in_time_order(parts: list[TripleBatch]) -> TripleBatch:
+def in_time_order(parts: list[TripleBatch]) -> TripleBatch:
     """Batches of several inputs as one, their streams united, events in time order."""
     streams = tuple(dict.fromkeys(name for part in parts for name in part.streams))
     index = {name: i for i, name in enumerate(streams)}

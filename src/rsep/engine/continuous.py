@@ -31,8 +31,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from itertools import pairwise
 from typing import Any, Protocol, cast, runtime_checkable
 
+import numpy as np
 from pyoxigraph import (
     BlankNode,
     DefaultGraph,
@@ -50,8 +52,11 @@ from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, Plan, Select
 from rsep.algebra.report import CONTENT_CHANGE, NEW_CONTENT, NON_EMPTY
 from rsep.algebra.window import NowWindow, PresentRule, TimeWindow
+from rsep.engine.batch import TripleBatch, in_time_order
+from rsep.engine.dataset import Group, InstantSolver, compile_group, spans_of
 from rsep.engine.query import IncrementalQuery
 from rsep.engine.report import Candidates, Reporter, reporting_windows
+from rsep.engine.terms import TermDictionary
 from rsep.engine.window import (
     FOREVER,
     Ranges,
@@ -73,6 +78,10 @@ from rsep.reasoning.closure import entail_events
 from rsep.reasoning.regime import MaterialisedGraph, background, engine_closure
 
 __all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying", "background_source"]
+
+_INSTANTS_AT_ONCE = 4096
+"""The most evaluation instants the columnar solver takes at once (its tables hold each
+window's content at each of them)."""
 
 _ON_CONTENT = frozenset({NON_EMPTY, CONTENT_CHANGE, NEW_CONTENT})
 """Report conditions that never hold while a window stays empty (RSP-QL Def. 23)."""
@@ -134,6 +143,11 @@ class InstantDataset:
         )
         self._forms = forms
         self._reset()
+
+    @property
+    def defaults(self) -> frozenset[str]:
+        """The windows whose snapshots are part of the default graph."""
+        return self._defaults
 
     def _reset(self) -> None:
         self._store = Store()
@@ -315,12 +329,15 @@ class ContinuousWindowQuery(IncrementalQuery):
     ``start`` (default: the first item a window reads).
     """
 
+    dictionary: TermDictionary
+
     def __init__(
         self,
         plan: Plan,
         graphs: Mapping[str, GraphSource] | None = None,
         *,
         start: int | None = None,
+        dictionary: TermDictionary | None = None,
     ) -> None:
         plan = apply_profile(plan)
         pattern = self._graph_pattern(plan)
@@ -340,11 +357,15 @@ class ContinuousWindowQuery(IncrementalQuery):
         static = {k: v for k, v in self._sources.items() if isinstance(v, frozenset)}
         super().__init__(plan, static)
         self.pattern = pattern
+        self.dictionary = TermDictionary() if dictionary is None else dictionary
+        """The term ids of the batches it takes and of its windows' items."""
         self._buffers: dict[str, StreamBuffer] = {}
         self._states: list[WindowState] = []
         for named in dataset.windows:
             reading = Reading(plan.present(named.iri), params.bounds, params.t0)
-            buffer = self._buffers.setdefault(named.stream, StreamBuffer(named.stream))
+            buffer = self._buffers.setdefault(
+                named.stream, StreamBuffer(named.stream, self.dictionary)
+            )
             self._states.append(WindowState(named, reading, buffer))
         reporting = {w.iri for w in reporting_windows(dataset.windows)}
         self._reporters = [
@@ -373,6 +394,58 @@ class ContinuousWindowQuery(IncrementalQuery):
         self._keep: dict[str, int] = {}
         self._forms = LiteralForms()
         self._dataset = InstantDataset(plan, self._forms)
+        group = self._columnar_group()
+        self.exact_reason = group if isinstance(group, str) else None
+        """Why the pattern is evaluated by pyoxigraph at each instant (``None``: by the
+        columnar solver, :mod:`rsep.engine.dataset`)."""
+        self.solver: InstantSolver | None = None
+        """The columnar solver of the pattern (``None``: pyoxigraph evaluates it)."""
+        if not isinstance(group, str):
+            self.solver = InstantSolver(
+                group,
+                self.dictionary,
+                self._states,
+                self._dataset.defaults,
+                static,
+                dataset.default_graphs,
+                dataset.named_graphs,
+            )
+        self._pending: list[tuple[int, dict[str, Ranges]]] = []
+        self._texts: dict[int, str] = {}
+        self._terms: dict[int, Term] = {}
+        self._output_empty = params.output_empty
+        self._max_items = params.max_window_events
+        self.exact_instants = 0
+        """Instants evaluated by pyoxigraph."""
+
+    def _columnar_group(self) -> Group | str:
+        """The pattern as the columnar solver takes it, or why it goes to pyoxigraph."""
+        if self.closure is not None:
+            return "entailment over the stream items"
+        if any(not isinstance(v, frozenset) for v in self._sources.values()):
+            return "a time-varying graph"
+        if self.pattern.paths:
+            return "extended path triples"
+        try:
+            Store().query(self._sparql())
+        except SyntaxError as exc:  # refused where it is evaluated, as the oracle does
+            return f"not SPARQL 1.1: {exc}"
+        return compile_group(self.pattern.text, self.dictionary)
+
+    def share(self, dictionary: TermDictionary) -> None:
+        """Take ``dictionary``, which extends :attr:`dictionary`, in its place (its
+        windows' items and the solver's tables keep their ids)."""
+        self.dictionary = dictionary
+        for buffer in self._buffers.values():
+            buffer.dictionary = dictionary
+        if self.solver is not None:
+            self.solver.dictionary = dictionary
+
+    @property
+    def inexact_rows(self) -> int:
+        """Rows whose FILTER the columnar solver's programs could not decide, evaluated
+        exactly."""
+        return 0 if self.solver is None else self.solver.inexact
 
     def _graph_pattern(self, plan: Plan) -> GraphPatternRef:
         """The SPARQL graph pattern evaluated over the windows and graphs at each instant:
@@ -386,44 +459,109 @@ class ContinuousWindowQuery(IncrementalQuery):
 
     # the contract ---------------------------------------------------------------------------
 
-    def push(self, events: Iterable[Event]) -> list[Result]:
-        """Take a batch of events (non-decreasing time); return the answers that became
-        final: those at instants before the last event's time."""
+    def push(self, events: Iterable[Event] | TripleBatch) -> list[Result]:
+        """Take a batch of events (non-decreasing time), as objects or a batch of
+        :attr:`dictionary`'s ids; return the answers that became final: those at instants
+        before the last event's time."""
         self._check_open()
+        if isinstance(events, TripleBatch):
+            if self.closure is None:
+                return self._push_batch(events)
+            events = events.events(self.dictionary)
         batch = list(events)
         if self.closure is not None:
             batch = entail_events(batch, self.closure)
-        literals = [
-            x.object
-            for event in batch
-            if event.stream in self._buffers
-            for x in event.graph
-            if isinstance(x.object, Literal)
-        ]
-        self._forms.learn(literals)
+        if self.solver is None:
+            self._forms.learn(
+                x.object
+                for event in batch
+                if event.stream in self._buffers
+                for x in event.graph
+                if isinstance(x.object, Literal)
+            )
         out: list[Result] = []
         for event in batch:
             self._check_order(event)
-            t = event.t_end
-            if self._latest is not None and t < self._latest:
-                raise UserError(
-                    f"an event of <{event.stream}> at {t} arrived after one at {self._latest}: "
-                    "events must come in time order"
-                )
-            if self._latest is not None and t > self._latest:
-                out.extend(self._decide(t - 1))  # no item before t will come any more
-                self._check_bounds()
-            self._latest = t
+            out.extend(self._arrive(event.stream, event.t_end))
             buffer = self._buffers.get(event.stream)
             if buffer is None:
                 continue  # no window reads this stream
             buffer.append(event)
-            self._last_item[event.stream] = event.t_start
-            if self._start is None:
-                self._start = event.t_start  # the range starts at the first item
-            self._candidates.add_item(event.stream, event.t_start)
+            self._item(event.stream, event.t_start)
         self._check_bounds()
         return out
+
+    def _push_batch(self, batch: TripleBatch) -> list[Result]:
+        """:meth:`push` of a batch of ids: its items appended to their streams' buffers at
+        once, the instants before its last time decided once (an instant's answer reads
+        no item after it, so deciding it before or after later items arrive is the same)."""
+        if not len(batch):
+            return []
+        if bool(np.any(batch.event_end[1:] < batch.event_end[:-1])):
+            batch = in_time_order([batch])  # a file's events in the order written
+        end = batch.event_end
+        stream_of = np.asarray(batch.streams, object)
+        first = int(end[0])
+        if bool(np.any(end[1:] < end[:-1])) or (self._latest is not None and first < self._latest):
+            raise UserError(
+                f"an event at {first} arrived after one at {self._latest}: events must come "
+                "in time order"
+            )
+        if self.watermark is not None and first <= self.watermark:
+            self._check_order(
+                Event(str(stream_of[batch.event_stream[0]]), first, first, frozenset())
+            )
+        read = np.isin(stream_of[batch.event_stream], list(self._buffers))
+        spans = np.flatnonzero(read & (batch.event_start != end))
+        if len(spans):
+            i = int(spans[0])
+            raise UserError(
+                f"an item of stream <{stream_of[batch.event_stream[i]]}> spans "
+                f"[{batch.event_start[i]}, {end[i]}]; RSP-QL windows take point timestamps "
+                "(Def. 9; parameter timestamps = point)"
+            )
+        if self.solver is None:
+            literals = np.unique(batch.o[read[batch.triple_event]])
+            nodes = self.dictionary.nodes(literals)
+            self._forms.learn(x for x in nodes if isinstance(x, Literal))
+        bounds = np.searchsorted(batch.triple_event, np.arange(len(batch) + 1))
+        spo = np.stack([batch.s, batch.p, batch.o], axis=1)
+        for code in np.unique(batch.event_stream[read]).tolist():
+            rows = np.flatnonzero(batch.event_stream == code)
+            sizes = bounds[rows + 1] - bounds[rows]
+            triples = spans_of(bounds[rows], bounds[rows + 1])
+            self._buffers[batch.streams[code]].extend(batch.event_start[rows], sizes, spo[triples])
+        codes, times = batch.event_stream[read], batch.event_start[read]
+        new = np.ones(len(times), bool)
+        new[1:] = (times[1:] != times[:-1]) | (codes[1:] != codes[:-1])
+        for code, t in zip(codes[new].tolist(), times[new].tolist(), strict=True):
+            self._item(batch.streams[code], t)
+        last = int(end[-1])
+        out = self._arrive(None, last)
+        self._check_bounds()
+        return out
+
+    def _arrive(self, stream: str | None, t: int) -> list[Result]:
+        """An event at ``t`` arrived: every instant before it is known (no item before it
+        will come any more) and decided."""
+        if self._latest is not None and t < self._latest:
+            raise UserError(
+                f"an event of <{stream}> at {t} arrived after one at {self._latest}: "
+                "events must come in time order"
+            )
+        out: list[Result] = []
+        if self._latest is not None and t > self._latest:
+            out = self._decide(t - 1)
+            self._check_bounds()
+        self._latest = t
+        return out
+
+    def _item(self, stream: str, t: int) -> None:
+        """Items of ``stream`` at ``t`` were appended to its buffer."""
+        self._last_item[stream] = t
+        if self._start is None:
+            self._start = t  # the range starts at the first item
+        self._candidates.add_item(stream, t)
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``; return every answer at an instant ``≤ t`` not yet
@@ -490,11 +628,14 @@ class ContinuousWindowQuery(IncrementalQuery):
             t = self._next_instant(decided)
             if t is None or t > limit:
                 break
-            if quiet is not None and t > quiet and self._silent(t, quiet):
-                decided = limit  # the instants left up to the limit answer nothing
-                break
+            if quiet is not None and t > quiet:
+                out.extend(self._flush())  # _silent reads the previous answer
+                if self._silent(t, quiet):
+                    decided = limit  # the instants left up to the limit answer nothing
+                    break
             out.extend(self._instant(t))
             decided = t
+        out.extend(self._flush())
         self._decided = max(decided, limit)
         self._evict()
         return out
@@ -539,7 +680,7 @@ class ContinuousWindowQuery(IncrementalQuery):
             return True
         if previous is None or previous <= quiet or self._before is None:
             return False
-        if isinstance(self.plan.form, Ask) or self.plan.parameters.output_empty:
+        if isinstance(self.plan.form, Ask) or self._output_empty:
             return False
         return not self.plan.r2s.apply(self._before, self._before, t)
 
@@ -571,7 +712,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         )
         if not reported:
             return []
-        limit = self.plan.parameters.max_window_events
+        limit = self._max_items
         for state in self._states:
             if state.iri not in contents:
                 contents[state.iri] = state.content(t, previous)
@@ -581,9 +722,65 @@ class ContinuousWindowQuery(IncrementalQuery):
                     f"window <{state.iri}> holds {size} items at {t}, more than "
                     f"max_window_events = {limit}"
                 )
-        psi = self._evaluate(t, contents)
         self._previous = t
-        return self._answer(t, psi)
+        if self.solver is not None:
+            self._pending.append((t, contents))  # evaluated with the others (_flush)
+            if len(self._pending) >= _INSTANTS_AT_ONCE:
+                return self._flush()
+            return []
+        self.exact_instants += 1
+        return self._answer(t, self._evaluate(t, contents))
+
+    def _flush(self) -> list[Result]:
+        """Evaluate the pending instants at once by the columnar solver, in time order, and
+        return their answers."""
+        if not self._pending:
+            return []
+        assert self.solver is not None
+        pending, self._pending = self._pending, []
+        found = self.solver.solve([contents for _, contents in pending])
+        out: list[Result] = []
+        for (t, _), psi in zip(pending, self._rows(found, len(pending)), strict=True):
+            out.extend(self._answer(t, psi))
+        return out
+
+    def _rows(self, found: Mapping[str, np.ndarray], k: int) -> list[list[_Row]]:
+        """The solutions of each of ``k`` instants (columns of ids, ``event`` the instant,
+        in instant order) as the SELECT's rows: projected, DISTINCT applied, as terms."""
+        form = self.plan.form
+        names = [v for v in self.solver.group.variables] if self.solver else []
+        distinct = False
+        if isinstance(form, Select):
+            if form.variables:
+                names = [v for v in form.variables if v in found]
+            distinct = form.distinct
+        event = found["event"]
+        if distinct and len(event):
+            table = np.unique(np.stack([event, *(found[n] for n in names)], axis=1), axis=0)
+            event = table[:, 0]
+            columns = [table[:, i + 1] for i in range(len(names))]
+        else:
+            columns = [found[n] for n in names]
+        texts, terms = self._texts, self._terms
+        for ident in np.unique(np.concatenate(columns)).tolist() if columns else []:
+            if ident not in texts:
+                term = self.dictionary.term(ident)
+                texts[ident], terms[ident] = str(term), term
+        lists = [column.tolist() for column in columns]
+        by_text = zip(*([texts[i] for i in ids] for ids in lists), strict=True)
+        by_term = zip(*([terms[i] for i in ids] for ids in lists), strict=True)
+        rows: list[_Row] = []
+        for row_texts, row_terms in zip(by_text, by_term, strict=True) if lists else []:
+            row = _Row(zip(names, row_texts, strict=True))
+            row.terms = dict(zip(names, row_terms, strict=True))
+            rows.append(row)
+        if not lists:  # no variable: one empty solution per row
+            for _ in range(len(event)):
+                row = _Row()
+                row.terms = {}
+                rows.append(row)
+        bounds = np.searchsorted(event, np.arange(k + 1)).tolist()
+        return [rows[lo:hi] for lo, hi in pairwise(bounds)]
 
     def _evaluate(self, t: int, contents: Mapping[str, Ranges]) -> list[_Row]:
         """The answer at a reported instant ``t`` over the windows' ``contents`` (by IRI):
@@ -637,7 +834,7 @@ class ContinuousWindowQuery(IncrementalQuery):
             empty = False
         else:  # pragma: no cover
             raise TypeError(f"unknown query form {type(form).__name__}")
-        if empty and not self.plan.parameters.output_empty:
+        if empty and not self._output_empty:
             return []
         return results
 
@@ -666,7 +863,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         """The items kept for a stream (those a window may still read, and those not yet
         final) are bounded by ``max_window_events`` (DESIGN.md: bound every state that can
         grow): beyond it, a clear error instead of running out of memory."""
-        limit = self.plan.parameters.max_window_events
+        limit = self._max_items
         for iri, buffer in self._buffers.items():
             kept = buffer.end - max(buffer.offset, self._keep.get(iri, 0))
             if kept > limit:

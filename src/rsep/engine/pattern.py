@@ -48,7 +48,11 @@ __all__ = [
     "Solutions",
     "compile_gpm",
     "equal_pairs",
+    "join_keys",
+    "join_solutions",
     "kb_table",
+    "keep_counted",
+    "match_patterns",
     "solutions",
 ]
 
@@ -188,7 +192,7 @@ Keep = Callable[[Columns, Filter], Columns]
 """Applies a FILTER to solutions (the rows on which it is true)."""
 
 
-def _match(
+def match_patterns(
     patterns: Sequence[TriplePattern],
     triples: Columns,
     dictionary: TermDictionary,
@@ -224,7 +228,7 @@ def _match(
         i = min(sharing or range(len(picked)), key=lambda i: len(picked[i][0]))
         rows, names = picked.pop(i)
         shared = [v for v in names if v in found]
-        left, right = _keys(
+        left, right = join_keys(
             [found["event"], *(found[v] for v in shared)],
             [event[rows], *(triples[names[v]][rows] for v in shared)],
         )
@@ -318,9 +322,9 @@ def kb_table(
     matcher = GraphMatcher()
 
     def keep(found: Columns, f: Filter) -> Columns:
-        return _keep_counted(found, f, slots, dictionary, matcher)[0]
+        return keep_counted(found, f, slots, dictionary, matcher)[0]
 
-    found = _match(compiled.kb_patterns, triples, dictionary, compiled.kb_local, keep)
+    found = match_patterns(compiled.kb_patterns, triples, dictionary, compiled.kb_local, keep)
     names = sorted(v for v in pattern_variables(compiled.kb_patterns) if not v.startswith("_:"))
     if found is None:
         return pa.table({n: pa.array([], pa.int32()) for n in names})
@@ -350,13 +354,13 @@ def solutions(
 
     def keep(found: Columns, f: Filter) -> Columns:
         nonlocal inexact
-        kept, undecided = _keep_counted(found, f, slots, dictionary, matcher)
+        kept, undecided = keep_counted(found, f, slots, dictionary, matcher)
         inexact += undecided
         return kept
 
     if compiled.patterns and compiled.local:  # the FILTERs pushed into the joins
         triples = _stream_triples(batch, stream)
-        matched = _match(compiled.patterns, triples, dictionary, compiled.local, keep)
+        matched = match_patterns(compiled.patterns, triples, dictionary, compiled.local, keep)
         if matched is None:
             return _empty(width)
         found = matched
@@ -364,7 +368,7 @@ def solutions(
         shape, renamed = _canonical(compiled.patterns)
         key = (stream, shape)
         if skeletons is None or key not in skeletons:
-            matched = _match(shape, _stream_triples(batch, stream), dictionary)
+            matched = match_patterns(shape, _stream_triples(batch, stream), dictionary)
             table = None if matched is None else pa.table(matched)
             if skeletons is not None:
                 skeletons[key] = table
@@ -402,19 +406,27 @@ def _join_kb(found: Columns, kb: pa.Table) -> Columns:
     in the solutions' (event) order."""
     shared = [n for n in kb.column_names if n in found]
     right = {n: kb[n].to_numpy() for n in kb.column_names}
-    n_left, n_right = len(found["event"]), kb.num_rows
+    return join_solutions(found, right, shared, kb.num_rows)
+
+
+def join_solutions(left: Columns, right: Columns, shared: Sequence[str], n_right: int) -> Columns:
+    """Two solution tables joined on their columns ``shared`` (every pair of rows when there
+    is none; ``n_right`` is ``right``'s row count), in the order of ``left``."""
     if not shared:
+        n_left = len(next(iter(left.values())))
         left_rows = np.repeat(np.arange(n_left), n_right)
         right_rows = np.tile(np.arange(n_right), n_left)
     else:
-        left_key, right_key = _keys([found[n] for n in shared], [right[n] for n in shared])
+        left_key, right_key = join_keys([left[n] for n in shared], [right[n] for n in shared])
         left_rows, right_rows = equal_pairs(left_key, right_key)
-    out = {n: c[left_rows] for n, c in found.items()}
-    out.update({n: c[right_rows] for n, c in right.items() if n not in found})
+    out = {n: c[left_rows] for n, c in left.items()}
+    out.update({n: c[right_rows] for n, c in right.items() if n not in left})
     return out
 
 
-def _keys(left: Sequence[np.ndarray], right: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def join_keys(
+    left: Sequence[np.ndarray], right: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """One int64 per row of two tables' key columns (term ids), equal exactly when the
     rows' keys are."""
     if len(left) == 1:
@@ -435,7 +447,7 @@ def _empty(width: int) -> Solutions:
     return Solutions(np.zeros(0, np.int32), np.zeros((0, width), np.int32))
 
 
-def _keep_counted(
+def keep_counted(
     found: Columns,
     f: Filter,
     slots: Mapping[str, int],

@@ -47,7 +47,6 @@ from rsep.rdf.results import Result
 if TYPE_CHECKING:
     from rsep.engine.batch import TripleBatch
     from rsep.engine.continuous import TimeVarying
-    from rsep.engine.sequence import SequenceQuery
     from rsep.engine.terms import TermDictionary
 
 __all__ = ["BATCH_EVENTS", "IncrementalQuery", "InstantQuery", "drive", "incremental_query"]
@@ -58,6 +57,10 @@ BATCH_EVENTS = 1024
 
 class IncrementalQuery(ABC):
     """A plan bound to its static graphs, evaluated incrementally (module docstring)."""
+
+    dictionary: TermDictionary | None = None
+    """The term ids of the :class:`~rsep.engine.batch.TripleBatch` es it takes (``None``: it
+    takes event objects only)."""
 
     def __init__(self, plan: Plan, graphs: Mapping[str, frozenset[Triple]] | None = None) -> None:
         self.plan = plan
@@ -80,6 +83,11 @@ class IncrementalQuery(ABC):
     def finish(self, until: int | None = None) -> list[Result]:
         """End of input: the answers still due up to ``until`` (default: the oracle's
         default end of the time range)."""
+
+    def share(self, dictionary: TermDictionary) -> None:
+        """Take ``dictionary``, which extends :attr:`dictionary` (every term under the same
+        id), in its place: queries restored from checkpoints share one again."""
+        self.dictionary = dictionary
 
     def _check_open(self) -> None:
         """Refuse input after :meth:`finish`."""
@@ -171,7 +179,7 @@ def incremental_query(
     if isinstance(plan.r2r, GraphPatternRef):
         from rsep.engine.continuous import ContinuousWindowQuery
 
-        return ContinuousWindowQuery(plan, graphs, start=start)
+        return ContinuousWindowQuery(plan, graphs, start=start, dictionary=dictionary)
     r2r = plan.r2r
     root = r2r.event if isinstance(r2r, EventJoin) else r2r
     kinds = {type(node) for node in root.walk()} if isinstance(root, EventPattern) else set()
@@ -243,7 +251,10 @@ def drive(
         first = _first_time(chunk)
         if last is not None and first > last:
             yield from query.advance(first - 1)
-        yield from query.push(chunk) if isinstance(chunk, list) else _columnar(query).push(chunk)
+        if isinstance(chunk, list):
+            yield from query.push(chunk)
+        else:
+            yield from _columnar(query).push(chunk)  # type: ignore[arg-type]
         count += len(chunk)
         if pushed is not None:
             pushed(count)
@@ -292,21 +303,33 @@ def _chunks(
         yield chunk
 
 
-def _columnar(query: IncrementalQuery) -> SequenceQuery:
-    """``query``, which takes :class:`~rsep.engine.batch.TripleBatch`es: the columnar
-    engine's (batches hold term ids of its dictionary)."""
-    from rsep.engine.sequence import SequenceQuery
-
-    if not isinstance(query, SequenceQuery):
+def _columnar(query: IncrementalQuery) -> IncrementalQuery:
+    """``query``, which takes :class:`~rsep.engine.batch.TripleBatch`es (of its
+    dictionary's term ids)."""
+    if query.dictionary is None:
         raise TypeError(f"{type(query).__name__} takes events, not batches of term ids")
     return query
 
 
+def batch_reason(plan: Plan) -> str | None:
+    """Why the engine's evaluator of ``plan`` does not take batches of term ids read
+    straight from files (``None``: it does): SPAseq sequences on the columnar engine
+    (:func:`rsep.engine.sequence.columnar_reason`) and RSP-QL graph patterns over windows
+    do."""
+    if plan.sequences():
+        from rsep.engine.sequence import columnar_reason
+
+        return columnar_reason(plan)
+    if isinstance(plan.r2r, GraphPatternRef):
+        return None
+    return f"the evaluator of a {type(plan.r2r).__name__} takes events"
+
+
 def _before(batch: TripleBatch, until: int) -> TripleBatch:
     """The events of ``batch`` at or before ``until``, in time order."""
-    from rsep.engine.batch import _in_time_order, _split
+    from rsep.engine.batch import _split, in_time_order
 
-    ordered = _in_time_order([batch])
+    ordered = in_time_order([batch])
     return _split(ordered, int(np.searchsorted(ordered.event_end, until, side="right")))[0]
 
 

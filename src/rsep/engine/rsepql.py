@@ -59,6 +59,7 @@ from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Select
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import ContinuousWindowQuery, GraphSource, _at, _Row
+from rsep.engine.dataset import Group
 from rsep.engine.window import Ranges, WindowState, difference, positions
 from rsep.errors import UserError
 from rsep.rdf.event import Event as Item
@@ -290,6 +291,11 @@ class RsepqlQuery(ContinuousWindowQuery):
         if self._patterns is None:
             self._patterns = GroupMatcher(self.matcher)
         return self._patterns
+
+    def _columnar_group(self) -> Group | str:
+        """MATCH is evaluated instant after instant: its consumption carries what an
+        instant consumed to the next (RSEP-QL Def. 8-10)."""
+        return "an RSEP-QL MATCH, evaluated instant by instant (consumption)"
 
     # one evaluation instant ---------------------------------------------------------------
 

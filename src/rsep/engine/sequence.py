@@ -22,7 +22,6 @@ why a plan is not taken.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -744,6 +743,8 @@ class SequenceQuery(IncrementalQuery):
     order, :meth:`advance` the watermark, :meth:`finish`; or :meth:`run` over all of them.
     The oracle's results, each as soon as it is final."""
 
+    dictionary: TermDictionary
+
     def __init__(
         self,
         plan: Plan,
@@ -1055,25 +1056,28 @@ class SequenceQuery(IncrementalQuery):
             self.output.forget(min([self._last + 1, *waiting]))
         return out
 
+    @property
+    def inexact_rows(self) -> int:
+        """Rows whose FILTER the programs could not decide, evaluated exactly."""
+        return self.stats.inexact_rows
+
+    def share(self, dictionary: TermDictionary) -> None:
+        """Take ``dictionary``, which extends :attr:`dictionary` (every term under the same
+        id), in its place."""
+        self.dictionary = dictionary
+        if self.closure is not None:  # its tables are in the dictionary's ids
+            self.closure.dictionary = dictionary
+
     def __getstate__(self) -> dict[str, Any]:
         """The query with its carried runs, held events and reported answers, for Spark's
-        state between micro-batches: the dictionary without its lock, no matcher (pyoxigraph
-        stores, rebuilt)."""
+        state between micro-batches (the dictionary pickles without its lock); no matcher
+        (pyoxigraph stores, rebuilt)."""
         state = dict(self.__dict__)
-        dictionary = dict(self.dictionary.__dict__)
-        del dictionary["lock"]
-        state["dictionary"] = dictionary
         del state["matcher"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        dictionary = TermDictionary.__new__(TermDictionary)
-        dictionary.__dict__.update(state.pop("dictionary"))
-        dictionary.lock = threading.RLock()
         self.__dict__.update(state)
-        self.dictionary = dictionary
-        if self.closure is not None:  # its tables are in this dictionary's ids
-            self.closure.dictionary = dictionary
         self.matcher = GraphMatcher()
 
     def _every_instant(self) -> bool:

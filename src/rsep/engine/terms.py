@@ -98,6 +98,16 @@ class TermDictionary:
         self._number = np.zeros(capacity, np.float64)
         self._exact = np.zeros(capacity, np.bool_)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The dictionary for a checkpoint or a Spark task: everything but its lock."""
+        state = dict(self.__dict__)
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
+
     def __len__(self) -> int:
         return self._size
 

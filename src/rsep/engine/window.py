@@ -23,8 +23,10 @@ contents compare and differ range by range, not item by item.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+
+import numpy as np
+from pyoxigraph import Triple
 
 from rsep.algebra.window import (
     Composed,
@@ -44,6 +46,7 @@ from rsep.algebra.window import (
     interval_ends,
     origin,
 )
+from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
 from rsep.rdf.event import Event
 
@@ -163,23 +166,36 @@ def _needed_since(window: WindowFunction, reading: Reading, d: int, previous: in
 
 
 class StreamBuffer:
-    """The items of one stream that some window may still read: events in stream order,
-    their times, and the absolute position of the first one kept (``offset``; positions
-    count from 0 here, from 1 in RSP-QL's count windows)."""
+    """The items of one stream that some window may still read, in columns: their times,
+    and each item's distinct triples as term ids of ``dictionary`` (DESIGN.md, columnar
+    form), with the absolute position of the first one kept (``offset``; positions count
+    from 0 here, from 1 in RSP-QL's count windows). An item as an
+    :class:`~rsep.rdf.event.Event` is the one pushed, or decoded from its ids when it came
+    in a batch (:meth:`event`)."""
 
-    def __init__(self, iri: str) -> None:
+    def __init__(self, iri: str, dictionary: TermDictionary | None = None) -> None:
         self.iri = iri
-        self.events: list[Event] = []
-        self.times: list[int] = []
+        self.dictionary = TermDictionary() if dictionary is None else dictionary
         self.offset = 0
+        self._count = 0
+        self._times = np.zeros(16, np.int64)
+        self._starts = np.zeros(17, np.int64)
+        """Where each kept item's triples start among the kept rows, and one past the last."""
+        self._spo = np.zeros((16, 3), np.int32)
+        self._events: dict[int, Event] = {}
 
     def __len__(self) -> int:
-        return len(self.events)
+        return self._count
 
     @property
     def end(self) -> int:
         """The position after the last item that has arrived."""
-        return self.offset + len(self.events)
+        return self.offset + self._count
+
+    @property
+    def times(self) -> np.ndarray:
+        """The kept items' times (int64, non-decreasing)."""
+        return self._times[: self._count]
 
     def append(self, event: Event) -> None:
         """Add the next item of the stream (a point event: RSP-QL Def. 9)."""
@@ -188,16 +204,53 @@ class StreamBuffer:
                 f"an item of stream <{event.stream}> spans [{event.t_start}, {event.t_end}]; "
                 "RSP-QL windows take point timestamps (Def. 9; parameter timestamps = point)"
             )
-        self.events.append(event)
-        self.times.append(event.t_start)
+        intern = self.dictionary.intern
+        rows = [
+            (intern(str(x.subject)), intern(str(x.predicate)), intern(str(x.object)))
+            for x in event.graph
+        ]
+        spo = np.array(rows, np.int32).reshape(-1, 3)
+        self._events[self.end] = event
+        self.extend(np.array([event.t_start], np.int64), np.array([len(spo)], np.int64), spo)
+
+    def extend(self, times: np.ndarray, sizes: np.ndarray, spo: np.ndarray) -> None:
+        """Add the next items of the stream at once: their times, how many triples each
+        has and the triples' ids (``[n, 3]``, item after item)."""
+        n, m = len(times), len(spo)
+        used = int(self._starts[self._count])
+        self._times = _room(self._times, self._count + n)
+        self._starts = _room(self._starts, self._count + n + 1)
+        self._spo = _room(self._spo, used + m)
+        self._times[self._count : self._count + n] = times
+        self._starts[self._count + 1 : self._count + n + 1] = used + np.cumsum(sizes)
+        self._spo[used : used + m] = spo
+        self._count += n
 
     def event(self, position: int) -> Event:
         """The item at an absolute position (still kept)."""
-        return self.events[position - self.offset]
+        found = self._events.get(position)
+        if found is None:
+            i = position - self.offset
+            lo, hi = int(self._starts[i]), int(self._starts[i + 1])
+            nodes = self.dictionary.nodes(self._spo[lo:hi].reshape(-1))
+            triples = [Triple(*nodes[k : k + 3]) for k in range(0, len(nodes), 3)]  # type: ignore[arg-type]
+            found = Event.point(self.iri, int(self._times[i]), triples)
+            self._events[position] = found
+        return found
+
+    def triples(self, lo: int, hi: int) -> tuple[int, int]:
+        """The rows of :attr:`spo` holding the triples of the items at positions
+        ``[lo, hi)`` (still kept)."""
+        return int(self._starts[lo - self.offset]), int(self._starts[hi - self.offset])
+
+    @property
+    def spo(self) -> np.ndarray:
+        """The kept items' triples as ids (``[rows, 3]``), item after item."""
+        return self._spo[: int(self._starts[self._count])]
 
     def arrived(self, t: int) -> int:
         """How many items have arrived by ``t`` (time at most ``t``), evicted ones included."""
-        return self.offset + bisect_right(self.times, t)
+        return self.offset + int(np.searchsorted(self.times, t, "right"))
 
     def select(self, extent: Extent, bounds: WindowBounds) -> tuple[int, int]:
         """The positions of the items in ``extent`` under ``bounds`` (``Extent.contains``):
@@ -206,32 +259,35 @@ class StreamBuffer:
         if extent.opening is None:
             lo = 0
         elif bounds is WindowBounds.OPEN_CLOSED:
-            lo = bisect_right(times, extent.opening)
+            lo = int(np.searchsorted(times, extent.opening, "right"))
         else:
-            lo = bisect_left(times, extent.opening)
+            lo = int(np.searchsorted(times, extent.opening, "left"))
         if extent.closing is None:
             hi = len(times)
         elif bounds is WindowBounds.CLOSED_OPEN:
-            hi = bisect_left(times, extent.closing)
+            hi = int(np.searchsorted(times, extent.closing, "left"))
         else:
-            hi = bisect_right(times, extent.closing)
+            hi = int(np.searchsorted(times, extent.closing, "right"))
         return (self.offset + lo, self.offset + max(lo, hi))
 
     def evict(self, position: int) -> None:
         """Forget the items before an absolute position (no window reads them any more)."""
-        drop = position - self.offset
-        if drop <= 0:
+        drop = min(position - self.offset, self._count)
+        # moving the arrays' tails is linear: do it in chunks, not for every item
+        if drop <= 0 or (drop < 64 and drop * 2 < self._count):
             return
-        drop = min(drop, len(self.events))
-        # deleting a list's head is linear: do it in chunks, not for every item
-        if drop >= 64 or drop * 2 >= len(self.events):
-            del self.events[:drop]
-            del self.times[:drop]
-            self.offset += drop
+        first = int(self._starts[drop])
+        rows = int(self._starts[self._count]) - first
+        self._spo[:rows] = self._spo[first : first + rows]
+        self._times[: self._count - drop] = self._times[drop : self._count]
+        self._starts[: self._count - drop + 1] = self._starts[drop : self._count + 1] - first
+        self._events = {p: e for p, e in self._events.items() if p >= position}
+        self.offset += drop
+        self._count -= drop
 
     def position_of(self, time: int) -> int:
         """The position of the first kept item at or after ``time``."""
-        return self.offset + bisect_left(self.times, time)
+        return self.offset + int(np.searchsorted(self.times, time, "left"))
 
 
 class WindowState:
@@ -314,3 +370,12 @@ def _int(side: int | None) -> int:
     if side is None:  # pragma: no cover - count windows have bounded extents
         raise TypeError("a count window's extent has no side")
     return side
+
+
+def _room(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` with room for ``size`` rows: itself, or a copy twice as long."""
+    if len(array) >= size:
+        return array
+    grown = np.zeros((max(size, 2 * len(array)), *array.shape[1:]), array.dtype)
+    grown[: len(array)] = array
+    return grown

@@ -61,8 +61,8 @@ from rsep.algebra.plan import Plan
 from rsep.engine.batch import (
     STORE,
     TripleBatch,
-    _in_time_order,
     _split,
+    in_time_order,
     is_store,
     read_batches,
     split_ranges,
@@ -812,7 +812,7 @@ class _Merge:
                 kept.append((task, seq, tail))
         self.held = kept
         self.waiting = sum(len(piece) for _, _, piece in kept)
-        return _in_time_order(heads) if heads else None
+        return in_time_order(heads) if heads else None
 
 
 class ReaderTerms:
@@ -872,7 +872,7 @@ class ReaderTerms:
             p=ids[1],
             o=ids[2],
         )
-        return batch if bool(np.all(end[1:] >= end[:-1])) else _in_time_order([batch])
+        return batch if bool(np.all(end[1:] >= end[:-1])) else in_time_order([batch])
 
 
 def _triples(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
