@@ -3,16 +3,21 @@
 :class:`ContinuousWindowQuery` runs a plan whose r2r is a SPARQL graph pattern
 (:class:`~rsep.algebra.events.GraphPatternRef`) over windows and graphs, as events arrive:
 
-1. each arriving item goes into its stream's buffer (:mod:`rsep.engine.window`) and makes
-   its candidate instants known (:class:`~rsep.engine.report.Candidates`);
+1. each arriving item goes into its stream's buffer (:mod:`rsep.engine.window`: times and
+   the items' triples as term ids, a batch of ids appended at once) and makes its
+   candidate instants known (:class:`~rsep.engine.report.Candidates`);
 2. once the watermark passes an instant (and every item it reads has arrived), the instant
    is decided: it is an evaluation instant when a reporting window's policy holds there
-   (RSP-QL Def. 23; :class:`~rsep.engine.report.Reporter`);
-3. at an evaluation instant the windows' contents become the instantaneous dataset (Def.
-   18), one pyoxigraph store updated by the items that entered and left each window since
-   the previous evaluation (:class:`InstantDataset`), and the group pattern is evaluated
-   over it, as SPARQL 1.1 defines it;
-4. the streaming operator compares the answer with the previous evaluation's (Def. 20-22,
+   (RSP-QL Def. 23; :class:`~rsep.engine.report.Reporter`); for time-based windows under
+   ``window_close`` and ``non_empty`` policies every candidate instant up to the watermark
+   is decided at once, as arrays;
+3. at the evaluation instants the windows' contents make the instantaneous dataset (Def.
+   18) and the group pattern is evaluated over it, as SPARQL 1.1 defines it: by the
+   columnar solver (:mod:`rsep.engine.dataset`) at all the instants of a push at once, or,
+   for a pattern it does not take (:attr:`ContinuousWindowQuery.exact_reason`), by
+   pyoxigraph over one store updated by the items that entered and left each window
+   (:class:`InstantDataset`), instant by instant;
+4. the streaming operator compares each answer with the previous evaluation's (Def. 20-22,
    :meth:`rsep.algebra.r2s.R2S.apply`, the plan's own) and the query form formats it
    (Def. 24), with ``output.empty`` deciding whether an empty answer is reported;
 5. the items no future content can read are evicted.
@@ -50,6 +55,7 @@ from rsep.algebra.events import GraphPatternRef
 from rsep.algebra.params import Entailment, Parameters
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, Plan, Select
+from rsep.algebra.r2s import R2S
 from rsep.algebra.report import CONTENT_CHANGE, NEW_CONTENT, NON_EMPTY
 from rsep.algebra.window import NowWindow, PresentRule, TimeWindow
 from rsep.engine.batch import TripleBatch, in_time_order
@@ -83,6 +89,9 @@ _INSTANTS_AT_ONCE = 4096
 """The most evaluation instants the columnar solver takes at once (its tables hold each
 window's content at each of them)."""
 
+_SPAN_AT_ONCE = 1 << 20
+"""The longest stretch of time whose candidate instants are decided at once (ms)."""
+
 _ON_CONTENT = frozenset({NON_EMPTY, CONTENT_CHANGE, NEW_CONTENT})
 """Report conditions that never hold while a window stays empty (RSP-QL Def. 23)."""
 
@@ -107,8 +116,9 @@ GraphSource = AbstractSet[Triple] | TimeVarying
 
 
 class _Row(dict[str, str]):
-    """One solution mapping as N-Triples text by variable (the form R2S compares), with the
-    terms themselves (``terms``) for the results."""
+    """One solution mapping as N-Triples text by variable (the form R2S compares; the
+    columnar solver leaves it empty under RStream, which compares none), with the terms
+    themselves (``terms``) for the results."""
 
     terms: dict[str, Term]
 
@@ -414,6 +424,18 @@ class ContinuousWindowQuery(IncrementalQuery):
         self._texts: dict[int, str] = {}
         self._terms: dict[int, Term] = {}
         self._output_empty = params.output_empty
+        self._r2s, self._form = plan.r2s, plan.form
+        none = np.zeros(0, np.int64)
+        self._at_once = (
+            self.solver is not None
+            and bool(self._states)
+            and all(r.reports_at(none) is not None for r in self._reporters)
+            and all(state.spans_at(none) is not None for state in self._states)
+        )
+        """Whether instants are decided many at once (:meth:`_decide_at_once`): each window
+        is time-based and read under a rule naming one extent, each reporting policy is
+        of ``window_close`` and ``non_empty`` only, and the columnar solver evaluates the
+        pattern."""
         self._max_items = params.max_window_events
         self.exact_instants = 0
         """Instants evaluated by pyoxigraph."""
@@ -624,6 +646,10 @@ class ContinuousWindowQuery(IncrementalQuery):
         limit = min(known, self._range_end(start) if end is None else end)
         decided = start - 1 if self._decided is None else max(self._decided, start - 1)
         quiet = self._quiet_after(start)
+        top = limit if quiet is None else min(limit, quiet)
+        if top > decided and self._at_once:
+            out.extend(self._decide_at_once(decided, top))
+            decided = top
         while True:
             t = self._next_instant(decided)
             if t is None or t > limit:
@@ -638,6 +664,45 @@ class ContinuousWindowQuery(IncrementalQuery):
         out.extend(self._flush())
         self._decided = max(decided, limit)
         self._evict()
+        return out
+
+    def _decide_at_once(self, after: int, until: int) -> list[Result]:
+        """Decide every candidate instant in ``(after, until]`` at once (:attr:`_at_once`):
+        the reports and contents of all of them computed as arrays, the same as
+        :meth:`_instant`'s instant by instant, and the reported ones evaluated together."""
+        out: list[Result] = []
+        while after < until:
+            last = min(until, after + _SPAN_AT_ONCE)
+            times = self._candidates.between(after, last)
+            reported = np.zeros(len(times), bool)
+            for reporter in self._reporters:
+                found = reporter.reports_at(times)
+                assert found is not None  # _at_once
+                reported |= found
+            spans: list[tuple[str, list[int], list[int]]] = []
+            for state in self._states:
+                span = state.spans_at(times)
+                assert span is not None  # _at_once
+                lo, hi = span[0][reported], span[1][reported]
+                over = np.flatnonzero(hi - lo > self._max_items)
+                if len(over):
+                    raise UserError(
+                        f"window <{state.iri}> holds {int(hi[over[0]] - lo[over[0]])} items at "
+                        f"{int(times[reported][over[0]])}, more than max_window_events = "
+                        f"{self._max_items}"
+                    )
+                spans.append((state.iri, lo.tolist(), hi.tolist()))
+            chosen = times[reported].tolist()
+            for j, t in enumerate(chosen):
+                contents: dict[str, Ranges] = {
+                    iri: ((lo[j], hi[j]),) if hi[j] > lo[j] else () for iri, lo, hi in spans
+                }
+                self._pending.append((t, contents))
+                if len(self._pending) >= _INSTANTS_AT_ONCE:
+                    out.extend(self._flush())
+            if chosen:
+                self._previous = chosen[-1]
+            after = last
         return out
 
     def _quiet_after(self, start: int) -> int | None:
@@ -767,14 +832,20 @@ class ContinuousWindowQuery(IncrementalQuery):
                 term = self.dictionary.term(ident)
                 texts[ident], terms[ident] = str(term), term
         lists = [column.tolist() for column in columns]
-        by_text = zip(*([texts[i] for i in ids] for ids in lists), strict=True)
         by_term = zip(*([terms[i] for i in ids] for ids in lists), strict=True)
         rows: list[_Row] = []
-        for row_texts, row_terms in zip(by_text, by_term, strict=True) if lists else []:
-            row = _Row(zip(names, row_texts, strict=True))
-            row.terms = dict(zip(names, row_terms, strict=True))
-            rows.append(row)
-        if not lists:  # no variable: one empty solution per row
+        if lists and self._r2s is R2S.RSTREAM:  # streamed whole: no row is compared
+            for row_terms in by_term:
+                row = _Row()
+                row.terms = dict(zip(names, row_terms, strict=True))
+                rows.append(row)
+        elif lists:
+            by_text = zip(*([texts[i] for i in ids] for ids in lists), strict=True)
+            for row_texts, row_terms in zip(by_text, by_term, strict=True):
+                row = _Row(zip(names, row_texts, strict=True))
+                row.terms = dict(zip(names, row_terms, strict=True))
+                rows.append(row)
+        else:  # no variable: one empty solution per row
             for _ in range(len(event)):
                 row = _Row()
                 row.terms = {}
@@ -816,12 +887,12 @@ class ContinuousWindowQuery(IncrementalQuery):
     def _answer(self, t: int, psi: list[_Row]) -> list[Result]:
         """R2S over the answers at ``t`` and at the previous evaluation (Def. 20-22), then
         the query form (Def. 24, step 3); an empty answer only under ``output.empty``."""
-        streamed = [cast(_Row, mu) for mu, _ in self.plan.r2s.apply(self._before, psi, t)]
+        streamed = [cast(_Row, mu) for mu, _ in self._r2s.apply(self._before, psi, t)]
         self._before = psi
-        form = self.plan.form
+        form = self._form
         results: list[Result]
         if isinstance(form, Select):
-            results = [SelectResult(t, dict(row.terms)) for row in streamed]
+            results = [SelectResult(t, row.terms) for row in streamed]  # rows are not changed
             empty = not results
         elif isinstance(form, Construct):
             triples: set[Triple] = set()

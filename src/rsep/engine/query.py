@@ -170,8 +170,9 @@ def incremental_query(
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
     is the oracle's start of the time range; the RSP-QL, RSEP-QL and CQELS-CEP evaluators
     read both, EP-SPARQL's static graphs and a ``start``, SPAseq's static graphs.
-    ``dictionary`` is the columnar engine's term ids, shared with other queries pushed the
-    same batches (the other evaluators take events, not ids)."""
+    ``dictionary`` is the term ids of the batches it takes, shared with other queries pushed
+    the same batches: the SPAseq, RSP-QL and RSEP-QL evaluators take batches (the EP-SPARQL
+    and CQELS-CEP ones take events)."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
@@ -186,7 +187,7 @@ def incremental_query(
     if Match in kinds:
         from rsep.engine.rsepql import RsepqlQuery
 
-        return RsepqlQuery(plan, graphs, start=start)
+        return RsepqlQuery(plan, graphs, start=start, dictionary=dictionary)
     if kinds & {CepSeq, CepWindow}:
         from rsep.engine.cqelscep import CqelscepQuery
 

@@ -31,6 +31,8 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from rsep.algebra.report import (
     CONTENT_CHANGE,
     EVENT_CONDITIONS,
@@ -133,6 +135,25 @@ class Candidates:
             if last is None or instant > last:
                 self._items.append(instant)
 
+    def between(self, after: int, until: int) -> np.ndarray:
+        """Every candidate instant in ``(after, until]`` known so far, ascending (int64),
+        the item instants up to ``until`` forgotten as :meth:`next_after` forgets them."""
+        if self.every_instant:
+            return np.arange(after + 1, until + 1, dtype=np.int64)
+        parts = [np.asarray(self.fixed[bisect_right(self.fixed, after) :], np.int64)]
+        items = self._items
+        while items and items[0] <= after:
+            items.popleft()
+        taken: list[int] = []
+        while items and items[0] <= until:
+            taken.append(items.popleft())
+        parts.append(np.asarray(taken, np.int64))
+        for p in self.progressions:
+            first = p.next_after(after)
+            parts.append(np.arange(first, until + 1, p.step, dtype=np.int64))
+        found = np.unique(np.concatenate(parts))
+        return found[found <= until]
+
     def next_after(self, t: int) -> int | None:
         """The first candidate instant after ``t`` known so far (later items only add
         instants at or after their own time)."""
@@ -164,6 +185,26 @@ class Reporter:
         self._close = WINDOW_CLOSE in conditions
         self._non_empty = NON_EMPTY in conditions
         self._period = policy.period
+
+    def reports_at(self, times: np.ndarray) -> np.ndarray | None:
+        """:meth:`reports` at each of ``times`` at once, for a policy of ``window_close`` and
+        ``non_empty`` over a time-based window read under a rule naming one extent
+        (:meth:`~rsep.engine.window.WindowState.spans_at`); ``None`` for the others."""
+        if self._period is not None or self._change or self._new:
+            return None
+        state = self.state
+        out = np.ones(len(times), bool)
+        if self._close:
+            closes = state.closes_at(times)
+            if closes is None:
+                return None
+            out &= closes
+        if self._non_empty:
+            spans = state.spans_at(times)
+            if spans is None:
+                return None
+            out &= spans[1] > spans[0]
+        return out
 
     def reports(self, t: int, previous: int | None, content: Callable[[], Ranges]) -> bool:
         """Whether every condition of the policy holds at ``t``; ``content()`` gives the

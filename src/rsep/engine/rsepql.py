@@ -60,6 +60,7 @@ from rsep.algebra.plan import EventJoin, Plan, Select
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import ContinuousWindowQuery, GraphSource, _at, _Row
 from rsep.engine.dataset import Group
+from rsep.engine.terms import TermDictionary
 from rsep.engine.window import Ranges, WindowState, difference, positions
 from rsep.errors import UserError
 from rsep.rdf.event import Event as Item
@@ -221,6 +222,7 @@ class RsepqlQuery(ContinuousWindowQuery):
         graphs: Mapping[str, GraphSource] | None = None,
         *,
         start: int | None = None,
+        dictionary: TermDictionary | None = None,
     ) -> None:
         plan = apply_profile(plan)
         r2r = plan.r2r
@@ -229,7 +231,7 @@ class RsepqlQuery(ContinuousWindowQuery):
             raise UserError(
                 f"an RSEP-QL plan's event pattern is a MATCH, not {type(root).__name__}"
             )
-        super().__init__(plan, graphs, start=start)
+        super().__init__(plan, graphs, start=start, dictionary=dictionary)
         self.plan = plan
         self.graph_pattern: GraphPatternRef | None = (
             r2r.graph if isinstance(r2r, EventJoin) else None

@@ -65,6 +65,9 @@ __all__ = [
     "reads_up_to",
 ]
 
+_ONE_EXTENT = frozenset({PresentRule.LATEST, PresentRule.CLOSING, PresentRule.LAST_ENDED})
+"""Present rules that name at most one window at an instant (RSP-QL Def. 13)."""
+
 FOREVER = 2**62
 """An instant after every other (an identity window reads up to it: the end of input)."""
 
@@ -322,6 +325,47 @@ class WindowState:
             return merge([(_int(e.opening), _int(e.closing)) for e in extents])
         extents = window.content(t, reading.rule, t0=reading.t0, previous=previous)
         return merge([self.buffer.select(e, reading.bounds) for e in extents])
+
+    def spans_at(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`content` at each of ``times`` at once, as one range of positions
+        ``[lo, hi)`` per instant (``lo == hi``: empty), for a time-based window read under a
+        rule that names at most one extent (``latest``, ``closing``, ``last_ended``:
+        RSP-QL Def. 13); ``None`` for the others."""
+        window, reading = self.window, self.reading
+        if not isinstance(window, TimeWindow) or reading.rule not in _ONE_EXTENT:
+            return None
+        o, width, slide = origin(window, reading), window.width, window.slide
+        if reading.rule is PresentRule.LATEST:
+            k = -((o - times) // slide) - 1  # ⌈(t - o)/β⌉ - 1
+            valid = times > o
+        elif reading.rule is PresentRule.CLOSING:
+            k = np.maximum(0, -((o + width - times) // slide))  # max(0, ⌈(t - α - o)/β⌉)
+            valid = o + k * slide < times
+        else:
+            k = (times - o - width) // slide
+            valid = k >= 0
+        opening = o + k * slide
+        closing = np.maximum(np.minimum(opening + width, times), opening)  # cut at t
+        kept = self.buffer.times
+        bounds = reading.bounds
+        lo = np.searchsorted(
+            kept, opening, "right" if bounds is WindowBounds.OPEN_CLOSED else "left"
+        )
+        hi = np.searchsorted(
+            kept, closing, "left" if bounds is WindowBounds.CLOSED_OPEN else "right"
+        )
+        hi = np.where(valid, np.maximum(lo, hi), lo)
+        return self.buffer.offset + lo, self.buffer.offset + hi
+
+    def closes_at(self, times: np.ndarray) -> np.ndarray | None:
+        """:meth:`closes` at each of ``times`` at once, for a time-based window (``None`` for
+        the others): ``t`` is some window's closing ``o + kβ + α``, ``k ≥ 0``."""
+        window = self.window
+        if not isinstance(window, TimeWindow):
+            return None
+        since = times - origin(window, self.reading) - window.width
+        result: np.ndarray = (since >= 0) & (since % window.slide == 0)
+        return result
 
     def items(self, ranges: Ranges) -> list[Event]:
         """The items at the positions of ``ranges``, in stream order."""

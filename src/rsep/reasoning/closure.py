@@ -26,7 +26,6 @@ on that event alone (:meth:`Ontology.entail`), counted in :attr:`Closure.exact`.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
@@ -236,21 +235,6 @@ class Closure:
                 ]
             ).astype(np.int64)
         )
-
-    def __getstate__(self) -> dict[str, object]:
-        """Picklable (a checkpoint): the dictionary without its lock."""
-        state = dict(self.__dict__)
-        dictionary = dict(self.dictionary.__dict__)
-        del dictionary["lock"]
-        state["dictionary"] = dictionary
-        return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        dictionary = TermDictionary.__new__(TermDictionary)
-        dictionary.__dict__.update(state.pop("dictionary"))  # type: ignore[call-overload]
-        dictionary.lock = threading.RLock()
-        self.__dict__.update(state)
-        self.dictionary = dictionary
 
     @classmethod
     def of(
