@@ -255,3 +255,35 @@ def test_solution_modifiers_beside_match_on_spark(spark: SparkSession) -> None:
     expected = rows(query.run(streams, engine="reference"), ("shop", "n"))
     assert expected == [(10, "a", "3"), (12, "a", "2"), (14, "a", "2")]
     assert rows(query.run(streams, engine="spark"), ("shop", "n")) == expected
+
+
+def test_a_store_of_several_streams_is_read_stream_by_stream(tmp_path: Path) -> None:
+    """An event store keeps each stream's files apart (``stream=…`` folders, in time order
+    within a stream): the engine reads one batch source per stream, merged in time order,
+    and gives Example 10's answers over the store as over the stream files."""
+    from urllib.parse import quote
+
+    import numpy as np
+
+    from rsep.api import StreamInput, read_table
+    from rsep.api.inputs import batch_sources
+    from rsep.engine.terms import TermDictionary
+    from rsep.rdf.time import TimeUnit
+    from rsep.spark.eventstore import write_store
+
+    store = tmp_path / "store"
+    for iri, path in STREAMS.items():
+        folder = store / f"stream={quote(iri, safe='')}"
+        folder.mkdir(parents=True)
+        write_store(read_table({iri: path}), folder)
+    sources = batch_sources([StreamInput(store)], TermDictionary(), TimeUnit.MILLISECONDS)
+    streams = []
+    for source in sources:
+        batches = list(source)
+        ends = np.concatenate([b.event_end for b in batches])
+        assert bool(np.all(ends[1:] >= ends[:-1]))  # each source in time order
+        streams.append({b.streams[i] for b in batches for i in set(b.event_stream.tolist())})
+    assert sorted(map(sorted, streams)) == [[EX + "S_coupon"], [EX + "S_nearby"]]
+    answers = q_ex().run(store, SHOPS, engine="local")
+    expected = q_ex().run(STREAMS, SHOPS, engine="reference")
+    assert rows(answers, EX_10_NAMES) == rows(expected, EX_10_NAMES) != []

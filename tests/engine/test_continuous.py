@@ -749,7 +749,7 @@ def where_clause(
     if shape == "static":
         return one + f" GRAPH <{EX}kb> {{ ?s <{EX}r> ?y }}"
     if shape == "default_kb":  # the default graph: the static graph and default windows
-        return one + f" ?s <{EX}r> ?y"
+        return one + f" . ?s <{EX}r> ?y"
     if shape == "union":
         return f"{{ {one} }} UNION {{ {_pattern_for(last, last.iri in defaults, 'q')} }}"
     return one

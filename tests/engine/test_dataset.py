@@ -82,8 +82,9 @@ def test_solutions_at_several_instants() -> None:
     group = compile_group(text, dictionary)
     assert not isinstance(group, str)
     solver = InstantSolver(group, dictionary, [state], frozenset(), {"kb": kb}, ["kb"], [])
-    contents = [{W: ((0, 1),)}, {W: ((0, 2),)}, {W: ((1, 3),)}]
-    found = solver.solve(contents)
+    # instant 0 holds item 0, instant 1 items 0 and 1, instant 2 items 1 and 2
+    contents = {W: np.array([[0, 0, 1], [1, 0, 2], [2, 1, 3]], np.int64)}
+    found = solver.solve(3, contents)
     rows = sorted(
         (int(e), str(dictionary.term(int(s))), str(dictionary.term(int(o))))
         for e, s, o in zip(found["event"], found["s"], found["o"], strict=True)
@@ -95,7 +96,7 @@ def test_solutions_at_several_instants() -> None:
         (2, f"<{EX}d>", f"<{EX}c>"),
     ]
     assert list(found["event"]) == sorted(found["event"])
-    empty = solver.solve([{W: ()}])
+    empty = solver.solve(1, {W: np.zeros((0, 3), np.int64)})
     assert len(empty["event"]) == 0
 
 

@@ -167,18 +167,24 @@ def batch_sources(
     (:func:`rsep.engine.batch.read_batches`), every event on the stream ``IRI=FILE``
     names, as :func:`rsep.engine.batch.merge_batches` takes them; bad records go to
     ``bad`` (default: stop at the first)."""
-    from rsep.engine.batch import read_batches
+    from rsep.engine.batch import is_store, read_batches, store_files
     from rsep.spark.columnar import on_stream
 
-    return [
-        on_stream(
-            read_batches(
-                item.path, item.stream, terms, time_unit=time_unit, bad=bad, **item.options
-            ),
-            item.stream,
-        )
-        for item in files
-    ]
+    sources = []
+    for item in files:
+        streams: Sequence[str | None] = [item.stream]
+        if item.stream is None and is_store(Path(item.path)):
+            # a store keeps each stream's files apart, in time order within a stream: one
+            # source per stream, which merge_batches puts in time order
+            named = {values.get("stream") for _, values in store_files(Path(item.path))}
+            if None not in named and len(named) > 1:
+                streams = sorted(name for name in named if name is not None)
+        for stream in streams:
+            batches = read_batches(
+                item.path, stream, terms, time_unit=time_unit, bad=bad, **item.options
+            )
+            sources.append(on_stream(batches, stream))
+    return sources
 
 
 def read_table(data: object, time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> pa.Table:

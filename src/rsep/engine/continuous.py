@@ -330,6 +330,49 @@ class InstantDataset:
 # The query ----------------------------------------------------------------------------------
 
 
+class _Pending:
+    """Evaluation instants waiting for the columnar solver: their times and, per window,
+    the ranges of positions its content holds, each with the index of its instant."""
+
+    def __init__(self, windows: Iterable[str]) -> None:
+        self._windows = tuple(windows)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.count = 0
+        self._times: list[np.ndarray] = []
+        self._ranges: dict[str, list[np.ndarray]] = {iri: [] for iri in self._windows}
+
+    def add(self, t: int, contents: Mapping[str, Ranges]) -> None:
+        """One instant and each window's content there."""
+        for iri in self._windows:
+            for lo, hi in contents[iri]:
+                self._ranges[iri].append(np.array([[self.count, lo, hi]], np.int64))
+        self._times.append(np.array([t], np.int64))
+        self.count += 1
+
+    def extend(self, times: np.ndarray, spans: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Instants and each window's content at each, one range ``[lo, hi)`` per instant."""
+        at = self.count + np.arange(len(times), dtype=np.int64)
+        for iri in self._windows:
+            lo, hi = spans[iri]
+            kept = hi > lo
+            self._ranges[iri].append(np.stack([at[kept], lo[kept], hi[kept]], axis=1))
+        self._times.append(np.asarray(times, np.int64))
+        self.count += len(times)
+
+    def take(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The instants' times and each window's ranges as rows ``(instant, lo, hi)``; the
+        queue is empty after."""
+        times = np.concatenate(self._times) if self._times else np.zeros(0, np.int64)
+        ranges = {
+            iri: np.concatenate(found) if found else np.zeros((0, 3), np.int64)
+            for iri, found in self._ranges.items()
+        }
+        self._reset()
+        return times, ranges
+
+
 class ContinuousWindowQuery(IncrementalQuery):
     """A plan whose r2r is a SPARQL graph pattern over windows and graphs, evaluated
     incrementally with the oracle's answers (module docstring).
@@ -420,7 +463,7 @@ class ContinuousWindowQuery(IncrementalQuery):
                 dataset.default_graphs,
                 dataset.named_graphs,
             )
-        self._pending: list[tuple[int, dict[str, Ranges]]] = []
+        self._pending = _Pending(state.iri for state in self._states)
         self._texts: dict[int, str] = {}
         self._terms: dict[int, Term] = {}
         self._output_empty = params.output_empty
@@ -679,29 +722,29 @@ class ContinuousWindowQuery(IncrementalQuery):
                 found = reporter.reports_at(times)
                 assert found is not None  # _at_once
                 reported |= found
-            spans: list[tuple[str, list[int], list[int]]] = []
+            chosen = times[reported]
+            spans: dict[str, tuple[np.ndarray, np.ndarray]] = {}
             for state in self._states:
-                span = state.spans_at(times)
+                span = state.spans_at(chosen)
                 assert span is not None  # _at_once
-                lo, hi = span[0][reported], span[1][reported]
+                lo, hi = span
                 over = np.flatnonzero(hi - lo > self._max_items)
                 if len(over):
                     raise UserError(
                         f"window <{state.iri}> holds {int(hi[over[0]] - lo[over[0]])} items at "
-                        f"{int(times[reported][over[0]])}, more than max_window_events = "
+                        f"{int(chosen[over[0]])}, more than max_window_events = "
                         f"{self._max_items}"
                     )
-                spans.append((state.iri, lo.tolist(), hi.tolist()))
-            chosen = times[reported].tolist()
-            for j, t in enumerate(chosen):
-                contents: dict[str, Ranges] = {
-                    iri: ((lo[j], hi[j]),) if hi[j] > lo[j] else () for iri, lo, hi in spans
-                }
-                self._pending.append((t, contents))
-                if len(self._pending) >= _INSTANTS_AT_ONCE:
+                spans[state.iri] = span
+            for first in range(0, len(chosen), _INSTANTS_AT_ONCE):
+                cut = slice(first, first + _INSTANTS_AT_ONCE)
+                self._pending.extend(
+                    chosen[cut], {i: (a[cut], b[cut]) for i, (a, b) in spans.items()}
+                )
+                if self._pending.count >= _INSTANTS_AT_ONCE:
                     out.extend(self._flush())
-            if chosen:
-                self._previous = chosen[-1]
+            if len(chosen):
+                self._previous = int(chosen[-1])
             after = last
         return out
 
@@ -789,8 +832,8 @@ class ContinuousWindowQuery(IncrementalQuery):
                 )
         self._previous = t
         if self.solver is not None:
-            self._pending.append((t, contents))  # evaluated with the others (_flush)
-            if len(self._pending) >= _INSTANTS_AT_ONCE:
+            self._pending.add(t, contents)  # evaluated with the others (_flush)
+            if self._pending.count >= _INSTANTS_AT_ONCE:
                 return self._flush()
             return []
         self.exact_instants += 1
@@ -799,21 +842,37 @@ class ContinuousWindowQuery(IncrementalQuery):
     def _flush(self) -> list[Result]:
         """Evaluate the pending instants at once by the columnar solver, in time order, and
         return their answers."""
-        if not self._pending:
+        if not self._pending.count:
             return []
         assert self.solver is not None
-        pending, self._pending = self._pending, []
-        found = self.solver.solve([contents for _, contents in pending])
-        out: list[Result] = []
-        for (t, _), psi in zip(pending, self._rows(found, len(pending)), strict=True):
+        times, spans = self._pending.take()
+        found = self.solver.solve(len(times), spans)
+        instants = times.tolist()
+        if self._r2s is R2S.RSTREAM and isinstance(self._form, Select):
+            # RStream streams every solution of every instant (Def. 20): the results at
+            # once, the rows of the last instant kept for the next comparison
+            bindings = self._bindings(found, len(instants))
+            out: list[Result] = [
+                SelectResult(t, mu)
+                for t, rows in zip(instants, bindings, strict=True)
+                for mu in rows
+            ]
+            self._before = [_Row() for _ in bindings[-1]]
+            for row, mu in zip(self._before, bindings[-1], strict=True):
+                row.terms = mu
+            return out
+        out = []
+        for t, psi in zip(instants, self._rows(found, len(instants)), strict=True):
             out.extend(self._answer(t, psi))
         return out
 
-    def _rows(self, found: Mapping[str, np.ndarray], k: int) -> list[list[_Row]]:
-        """The solutions of each of ``k`` instants (columns of ids, ``event`` the instant,
-        in instant order) as the SELECT's rows: projected, DISTINCT applied, as terms."""
-        form = self.plan.form
-        names = [v for v in self.solver.group.variables] if self.solver else []
+    def _columns(
+        self, found: Mapping[str, np.ndarray]
+    ) -> tuple[list[str], np.ndarray, list[list[int]]]:
+        """The solutions' projection (the SELECT's variables, DISTINCT applied): the names,
+        each row's instant, and a list of term ids per name; the terms of new ids made."""
+        form = self._form
+        names = list(self.solver.group.variables) if self.solver else []
         distinct = False
         if isinstance(form, Select):
             if form.variables:
@@ -826,30 +885,38 @@ class ContinuousWindowQuery(IncrementalQuery):
             columns = [table[:, i + 1] for i in range(len(names))]
         else:
             columns = [found[n] for n in names]
-        texts, terms = self._texts, self._terms
-        for ident in np.unique(np.concatenate(columns)).tolist() if columns else []:
-            if ident not in texts:
-                term = self.dictionary.term(ident)
-                texts[ident], terms[ident] = str(term), term
-        lists = [column.tolist() for column in columns]
-        by_term = zip(*([terms[i] for i in ids] for ids in lists), strict=True)
-        rows: list[_Row] = []
-        if lists and self._r2s is R2S.RSTREAM:  # streamed whole: no row is compared
-            for row_terms in by_term:
-                row = _Row()
-                row.terms = dict(zip(names, row_terms, strict=True))
-                rows.append(row)
-        elif lists:
-            by_text = zip(*([texts[i] for i in ids] for ids in lists), strict=True)
-            for row_texts, row_terms in zip(by_text, by_term, strict=True):
-                row = _Row(zip(names, row_texts, strict=True))
-                row.terms = dict(zip(names, row_terms, strict=True))
-                rows.append(row)
+        terms = self._terms
+        if columns:
+            new = [i for i in np.unique(np.concatenate(columns)).tolist() if i not in terms]
+            if new:
+                terms.update(zip(new, self.dictionary.nodes(np.asarray(new)), strict=True))  # type: ignore[arg-type]
+        return names, event, [column.tolist() for column in columns]
+
+    def _bindings(self, found: Mapping[str, np.ndarray], k: int) -> list[list[dict[str, Term]]]:
+        """The solutions of each of ``k`` instants (columns of ids, ``event`` the instant,
+        in instant order), projected, as mappings of terms."""
+        names, event, lists = self._columns(found)
+        terms = self._terms
+        if lists:
+            by_term = zip(*([terms[i] for i in ids] for ids in lists), strict=True)
+            mappings = [dict(zip(names, row, strict=True)) for row in by_term]
         else:  # no variable: one empty solution per row
-            for _ in range(len(event)):
-                row = _Row()
-                row.terms = {}
-                rows.append(row)
+            mappings = [{} for _ in range(len(event))]
+        bounds = np.searchsorted(event, np.arange(k + 1)).tolist()
+        return [mappings[lo:hi] for lo, hi in pairwise(bounds)]
+
+    def _rows(self, found: Mapping[str, np.ndarray], k: int) -> list[list[_Row]]:
+        """:meth:`_bindings` as rows R2S compares (their texts)."""
+        names, event, lists = self._columns(found)
+        terms, texts = self._terms, self._texts
+        rows: list[_Row] = []
+        for ids in zip(*lists, strict=True) if lists else [() for _ in range(len(event))]:
+            for i in ids:
+                if i not in texts:
+                    texts[i] = str(terms[i])
+            row = _Row(zip(names, (texts[i] for i in ids), strict=True))
+            row.terms = dict(zip(names, (terms[i] for i in ids), strict=True))
+            rows.append(row)
         bounds = np.searchsorted(event, np.arange(k + 1)).tolist()
         return [rows[lo:hi] for lo, hi in pairwise(bounds)]
 

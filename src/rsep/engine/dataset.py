@@ -50,7 +50,7 @@ from rsep.engine.pattern import (
     match_patterns,
 )
 from rsep.engine.terms import TermDictionary
-from rsep.engine.window import Ranges, WindowState
+from rsep.engine.window import WindowState
 from rsep.lang import ast
 from rsep.lang.printer import to_sparql
 from rsep.rdf.event import Event
@@ -195,15 +195,15 @@ class InstantSolver:
         self.__dict__.update(state)
         self._matcher = GraphMatcher()
 
-    def solve(self, contents: Sequence[Mapping[str, Ranges]]) -> Columns:
-        """The group's solutions at each instant whose windows hold ``contents`` (by window
-        IRI): an ``event`` column (the instant's index in ``contents``) and a column of term
-        ids per variable, rows in instant order."""
-        k = len(contents)
+    def solve(self, k: int, contents: Mapping[str, np.ndarray]) -> Columns:
+        """The group's solutions at ``k`` instants whose windows hold ``contents`` (by window
+        IRI: rows ``(instant, lo, hi)``, the ranges of item positions each instant's content
+        holds): an ``event`` column (the instant's index) and a column of term ids per
+        variable, rows in instant order."""
         found: Columns | None = None
         timeless: list[Columns] = []
         for index, block in enumerate(self.group.blocks):
-            matched = self._block(index, block, contents)
+            matched = self._block(index, block, k, contents)
             if matched is None or not len(matched["event"]):
                 return _nothing(self.group.variables)
             if block.graph in self._windows:
@@ -220,13 +220,13 @@ class InstantSolver:
         return {n: c[order] for n, c in found.items()}
 
     def _block(
-        self, index: int, block: Block, contents: Sequence[Mapping[str, Ranges]]
+        self, index: int, block: Block, k: int, contents: Mapping[str, np.ndarray]
     ) -> Columns | None:
         """A block's solutions: at each instant when a window feeds its graph, else once."""
         timed = block.graph in self._windows
         if not timed and index in self._matched:
             return self._matched[index]
-        table = self._table(block.graph, contents) if timed else self._static_table(block.graph)
+        table = self._table(block.graph, k, contents) if timed else self._static_table(block.graph)
         triples = {"event": table[:, 0], "s": table[:, 1], "p": table[:, 2], "o": table[:, 3]}
         found = match_patterns(block.patterns, triples, self.dictionary, block.filters, self._keep)
         if not timed:
@@ -252,30 +252,21 @@ class InstantSolver:
             self._tables[graph] = table
         return table
 
-    def _table(self, graph: str | None, contents: Sequence[Mapping[str, Ranges]]) -> np.ndarray:
-        """The graph ``graph`` at each instant as distinct rows ``(instant, s, p, o)``: the
-        windows' items in their contents, and the static graphs' triples at every instant."""
+    def _table(self, graph: str | None, k: int, contents: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The graph ``graph`` at each of ``k`` instants as distinct rows ``(instant, s, p,
+        o)``: the windows' items in their contents, and the static graphs' triples at every
+        instant."""
         parts: list[np.ndarray] = []
         for state in self._windows.get(graph, []):
-            buffer = state.buffer
-            instants: list[int] = []
-            starts: list[int] = []
-            ends: list[int] = []
-            for j, content in enumerate(contents):
-                for lo, hi in content[state.iri]:
-                    a, b = buffer.triples(lo, hi)
-                    instants.append(j)
-                    starts.append(a)
-                    ends.append(b)
-            rows = spans_of(np.asarray(starts, np.int64), np.asarray(ends, np.int64))
-            lengths = np.asarray(ends, np.int64) - np.asarray(starts, np.int64)
+            ranges = contents[state.iri]
+            starts, ends = state.buffer.rows_of(ranges[:, 1], ranges[:, 2])
+            rows = spans_of(starts, ends)
             part = np.empty((len(rows), 4), np.int32)
-            part[:, 0] = np.repeat(np.asarray(instants, np.int32), lengths)
-            part[:, 1:] = buffer.spo[rows]
+            part[:, 0] = np.repeat(ranges[:, 0], ends - starts)
+            part[:, 1:] = state.buffer.spo[rows]
             parts.append(part)
         static = self._static_table(graph)
         if len(static):
-            k = len(contents)
             spread = np.tile(static, (k, 1))
             spread[:, 0] = np.repeat(np.arange(k, dtype=np.int32), len(static))
             parts.append(spread)
@@ -297,11 +288,14 @@ def _distinct(table: np.ndarray) -> np.ndarray:
     """The distinct rows of an int32 table, sorted: a snapshot is a set of triples."""
     if len(table) < 2:
         return table
-    order = np.lexsort(table.T[::-1])
-    ordered = table[order]
-    keep = np.ones(len(ordered), bool)
-    keep[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-    return ordered[keep]
+    wide = table.astype(np.int64)
+    high = (wide[:, 0] << 32) | (wide[:, 1] & 0xFFFFFFFF)  # (instant, s) and (p, o): two keys
+    low = (wide[:, 2] << 32) | (wide[:, 3] & 0xFFFFFFFF)
+    order = np.lexsort((low, high))
+    high, low = high[order], low[order]
+    keep = np.ones(len(order), bool)
+    keep[1:] = (high[1:] != high[:-1]) | (low[1:] != low[:-1])
+    return table[order[keep]]
 
 
 def _join(left: Columns, right: Columns, *, timed: bool) -> Columns:

@@ -271,9 +271,14 @@ class TermDictionary:
         return node
 
     def nodes(self, ids: np.ndarray) -> list[Node]:
-        """The pyoxigraph terms of ``ids``."""
+        """The pyoxigraph terms of ``ids`` (the texts of those not made yet read at once)."""
         nodes = self._nodes
-        return [self.node(i) if (n := nodes[i]) is None else n for i in np.asarray(ids).tolist()]
+        wanted = np.asarray(ids).tolist()
+        missing = list(dict.fromkeys(i for i in wanted if nodes[i] is None))
+        if missing:
+            for ident, text in zip(missing, self.texts(np.asarray(missing)), strict=True):
+                nodes[ident] = NamedNode(text[1:-1]) if text[0] == "<" else BlankNode(text[2:])
+        return [nodes[i] for i in wanted]
 
     @property
     def values(self) -> TypedValues:

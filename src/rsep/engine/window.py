@@ -241,10 +241,10 @@ class StreamBuffer:
             self._events[position] = found
         return found
 
-    def triples(self, lo: int, hi: int) -> tuple[int, int]:
+    def rows_of(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rows of :attr:`spo` holding the triples of the items at positions
-        ``[lo, hi)`` (still kept)."""
-        return int(self._starts[lo - self.offset]), int(self._starts[hi - self.offset])
+        ``[lo[i], hi[i])`` (still kept), as ``[start[i], end[i])``."""
+        return self._starts[lo - self.offset], self._starts[hi - self.offset]
 
     @property
     def spo(self) -> np.ndarray:
