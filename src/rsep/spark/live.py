@@ -39,11 +39,12 @@ The streaming job, step by step:
    provider; the state is the pickled evaluator, its
    :class:`~rsep.spark.partition.PartitionOutput`, the channels' latest times and the rows
    of the events not yet final. The evaluator is :func:`rsep.engine.incremental_query`'s:
-   the columnar engine (:class:`rsep.engine.sequence.SequenceQuery`) is pushed
-   :class:`~rsep.engine.batch.TripleBatch`es whose term texts are encoded a distinct text
-   at a time, the others events. At each trigger a partition takes its new rows and the
-   one driver loop (:func:`rsep.engine.query.drive`, without ``finish``) pushes the events
-   before ``W`` in time order and advances the evaluator to ``W - 1``; the answers that
+   an evaluator that takes batches of ids (SPAseq's columnar engine, RSP-QL's and RSEP-QL's
+   window evaluators) is pushed :class:`~rsep.engine.batch.TripleBatch`es whose term texts
+   are encoded a distinct text at a time, the others events. At each trigger a partition
+   takes its new rows and the one driver loop (:func:`rsep.engine.query.drive`, without
+   ``finish``) pushes the events before ``W`` in time order and advances the evaluator to
+   ``W - 1``; the answers that
    became final are returned, with the late and bad rows and a *mark* row (the last final
    instant).
 5. **Sinks** (:mod:`rsep.spark.sink`): each micro-batch's rows are collected to the driver
@@ -77,7 +78,6 @@ from rsep.algebra.plan import Plan, explain
 from rsep.engine import incremental_query
 from rsep.engine.batch import TripleBatch
 from rsep.engine.query import drive
-from rsep.engine.sequence import SequenceQuery
 from rsep.engine.terms import TermDictionary
 from rsep.errors import BadRecords, InputError, UserError
 from rsep.rdf.event import Event
@@ -380,7 +380,7 @@ def _state_function(
                 final = pending["t_end"] <= mark
                 now_final, pending = pending[final], pending[~final]
                 if len(now_final):
-                    if isinstance(kept.query, SequenceQuery):
+                    if kept.query.dictionary is not None:  # it takes batches of ids
                         ready = [_batch(now_final, kept.query.dictionary)]
                     else:
                         ready = _events(now_final)
