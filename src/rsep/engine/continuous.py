@@ -116,8 +116,8 @@ GraphSource = AbstractSet[Triple] | TimeVarying
 
 
 class _Row(dict[str, str]):
-    """One solution mapping as N-Triples text by variable (the form R2S compares; the
-    columnar solver leaves it empty under RStream, which compares none), with the terms
+    """One solution mapping as N-Triples text by variable (the form R2S compares; empty for
+    the previous answer of a SELECT under RStream, which compares none), with the terms
     themselves (``terms``) for the results."""
 
     terms: dict[str, Term]
@@ -567,7 +567,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         end = batch.event_end
         stream_of = np.asarray(batch.streams, object)
         first = int(end[0])
-        if bool(np.any(end[1:] < end[:-1])) or (self._latest is not None and first < self._latest):
+        if self._latest is not None and first < self._latest:
             raise UserError(
                 f"an event at {first} arrived after one at {self._latest}: events must come "
                 "in time order"
