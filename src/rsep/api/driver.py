@@ -220,6 +220,7 @@ class Incremental:
         dictionary: TermDictionary | None = None,
     ) -> None:
         from rsep.engine import incremental_query
+        from rsep.engine.kernels import warm
         from rsep.engine.terms import TermDictionary
 
         self.plan = plan
@@ -228,6 +229,7 @@ class Incremental:
         self.dictionary = TermDictionary() if dictionary is None else dictionary
         """The term ids of the batches it takes (the columnar engine's own)."""
         self._engine: IncrementalQuery = incremental_query(plan, graphs, dictionary=self.dictionary)
+        warm()  # a live query's first batches wait for no compiler
 
     def share(self, dictionary: TermDictionary) -> None:
         """Take ``dictionary`` in place of :attr:`dictionary`: one that extends it (every

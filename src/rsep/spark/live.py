@@ -77,6 +77,7 @@ from pyoxigraph import RdfFormat, parse
 from rsep.algebra.plan import Plan, explain
 from rsep.engine import incremental_query
 from rsep.engine.batch import TripleBatch
+from rsep.engine.kernels import warm
 from rsep.engine.query import drive
 from rsep.engine.terms import TermDictionary
 from rsep.errors import BadRecords, InputError, UserError
@@ -568,6 +569,7 @@ def start_live(
     sink = FolderSink(output) if isinstance(output, Path) else output
     graphs = dict(graphs or {})
     incremental_query(plan, graphs)  # refuse a plan or missing graphs before Spark starts
+    warm()  # into numba's on-disk cache, which the tasks' workers load from
     count = _partitions(checkpoint, plan, partitions or _default_partitions(spark))
     scheme = choose_scheme(plan, count, keys_projected=True)
     vocab = make_vocabulary(scheme.final)
