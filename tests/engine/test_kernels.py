@@ -59,9 +59,21 @@ import rsep
 from api.test_driver_shared import market, table_of
 from pathlib import Path
 from rsep.engine.kernels import observed
-running = rsep.Query({text!r}, {dialect!r}).incremental()
+from rsep.spark.eventstore import write_store
+table = table_of(market(companies=3, bars=40), Path({folder!r}))
+if {mode!r} == "store":  # the table an event store gives, in chunks (Parquet's row groups)
+    import pyarrow as pa
+    (Path({folder!r}) / "store").mkdir()
+    table = rsep.read_table(write_store(table, Path({folder!r}) / "store").parent)
+    table = pa.concat_tables([table.slice(0, 100), table.slice(100)])  # columns in chunks
+if {mode!r} == "restored":  # from a checkpoint another process wrote
+    import pickle
+    running = pickle.loads(Path({folder!r}, "checkpoint").read_bytes())
+else:
+    running = rsep.Query({text!r}, {dialect!r}).incremental()
 warmed = observed()
-answers = list(running.feed([table_of(market(companies=3, bars=40), Path({folder!r}))]))
+parts = [table.slice(i, 37) for i in range(0, table.num_rows, 37)]  # micro-batches
+answers = list(running.feed(parts))
 after = observed()
 print(json.dumps({{
     "answers": len(answers),
@@ -76,29 +88,44 @@ def test_notation_round_trips() -> None:
     for signatures in SIGNATURES.values():
         for text in signatures:
             assert encode(decode(text)) == text
-    assert encode(decode("u8[1C] i8[2A] (i8[1C],u8[1Cr]) (i8,i8) b1")) == (
-        "u8[1C] i8[2A] (i8[1C],u8[1Cr]) (i8,i8) b1"
-    )
+    text = "u8[1C] i8[2A] (i8[1C],u8[1Cr]) (i8,i8) b1 =-1 =True"
+    assert encode(decode(text)) == text
     with pytest.raises(ValueError, match="unknown type code 'x9'"):
         decode("i8 x9[1C]")
 
 
-@pytest.mark.parametrize("language", sorted(QUERIES))
-def test_no_kernel_compiles_inside_the_stream(language: str, tmp_path: Path) -> None:
-    """In a fresh process: after ``incremental()`` (which warms the kernels) the query's
-    answers over a market of three companies compile nothing more."""
+@pytest.mark.parametrize(
+    ("language", "mode"),
+    [(language, "nquads") for language in sorted(QUERIES)]
+    + [("spaseq", "store"), ("spaseq", "restored"), ("rspql", "restored")],
+)
+def test_no_kernel_compiles_inside_the_stream(language: str, mode: str, tmp_path: Path) -> None:
+    """In a fresh process: after ``incremental()`` (which warms the kernels), or after the
+    query is restored from a checkpoint, the query's answers over a market of three
+    companies (micro-batches of N-Quads' triples, or of an event store's chunked columns)
+    compile nothing more."""
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    if mode == "restored":
+        save = (
+            "import pickle, sys, rsep; from pathlib import Path; "
+            "Path(sys.argv[3], 'checkpoint').write_bytes("
+            "pickle.dumps(rsep.Query(sys.argv[1], sys.argv[2]).incremental()))"
+        )
+        args = [sys.executable, "-c", save, QUERIES[language], language, str(tmp_path)]
+        subprocess.run(args, check=True, env=env, timeout=600)
     script = RUN.format(
         tests=str(TESTS),
         text=QUERIES[language],
         dialect=language,
         folder=str(tmp_path),
+        mode=mode,
     )
     done = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(TESTS)},
+        env=env,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -249,11 +249,13 @@ class Incremental:
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        from rsep.engine.kernels import warm
         from rsep.engine.terms import TermDictionary
 
         self.__dict__.update(state)
         engine = self._engine
         self.dictionary = engine.dictionary if engine.dictionary is not None else TermDictionary()
+        warm()  # a query restored from its checkpoint starts as a new one does
 
     @property
     def watermark(self) -> int | None:

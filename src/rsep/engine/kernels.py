@@ -8,7 +8,8 @@ which signatures a process has compiled, so that a test keeps the table complete
 
 A signature is written one argument after another, separated by spaces: a scalar by its
 numpy code (``i8``, ``u1``, ``f8``, ``b1``), an array as ``code[ndim layout]`` with ``r``
-when read-only (``i8[1C]``, ``i8[2A]``, ``i8[1Cr]``), a tuple as ``(a,b)``.
+when read-only (``i8[1C]``, ``i8[2A]``, ``i8[1Cr]``), a tuple as ``(a,b)``, a literal
+(a constant a kernel passes to another) as ``=value``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ def _encode_type(t: types.Type) -> str:
     if isinstance(t, types.Array):
         return f"{_CODES[t.dtype]}[{t.ndim}{t.layout}{'' if t.mutable else 'r'}]"
     if isinstance(t, types.BaseTuple):
-        return "(" + ",".join(_encode_type(e) for e in t.types) + ")"
+        return "(" + ",".join(_encode_type(e) for e in t.types) + ")"  # type: ignore[attr-defined]
+    if isinstance(t, types.Literal) and isinstance(t.literal_value, (bool, int)):
+        return f"={t.literal_value}"
     if t in _CODES:
         return _CODES[t]
     raise ValueError(f"no notation for the numba type {t!r}")
@@ -66,7 +69,7 @@ def _decode_items(text: str, at: int, close: str) -> tuple[list[types.Type], int
     while at < len(text) and (not close or text[at] != close):
         if text[at] == "(":
             inner, at = _decode_items(text, at + 1, ")")
-            items.append(types.Tuple(tuple(inner)))
+            items.append(types.Tuple(tuple(inner)))  # type: ignore[no-untyped-call]
             at += 1
         else:
             end = at
@@ -80,6 +83,11 @@ def _decode_items(text: str, at: int, close: str) -> tuple[list[types.Type], int
 
 
 def _decode_type(token: str) -> types.Type:
+    if token.startswith("="):
+        value = token[1:]
+        constant = value == "True" if value in ("True", "False") else int(value)
+        literal: types.Type = types.literal(constant)  # type: ignore[no-untyped-call]
+        return literal
     code, _, shape = token.partition("[")
     if code not in _SCALARS:
         raise ValueError(f"unknown type code {code!r} in the kernel signature token {token!r}")
@@ -88,7 +96,8 @@ def _decode_type(token: str) -> types.Type:
     shape = shape.rstrip("]")
     readonly = shape.endswith("r")
     ndim, layout = int(shape[0]), shape[1]
-    return types.Array(_SCALARS[code], ndim, layout, readonly=readonly)
+    array: types.Type = types.Array(_SCALARS[code], ndim, layout, readonly=readonly)  # type: ignore[call-overload]
+    return array
 
 
 def _dispatchers(module: str) -> dict[str, Dispatcher]:
@@ -147,7 +156,10 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "rsep.engine.batch._repeats": ("i4[1C] i4[1C] i4[1C] i4[1C]",),
     "rsep.engine.batch._rows_of": ("i8[1C] i4[1C] i4[1C] i4[1C] i8[1C] i8[1C]",),
     "rsep.engine.batch._same_hashes": ("u8[1C] u8[1C]",),
-    "rsep.engine.batch._store_order": ("u8[1C] i8[1C] i8[1C] i8[1C] i8[1Cr] i8[1Cr] i4[1C]",),
+    "rsep.engine.batch._store_order": (
+        "u8[1C] i8[1C] i8[1C] i8[1C] i8[1C] i8[1C] i4[1C]",
+        "u8[1C] i8[1C] i8[1C] i8[1C] i8[1Cr] i8[1Cr] i4[1C]",
+    ),
     "rsep.engine.batch._times": ("u8[1C] i8[1C] i8[1C] u8[1Cr] i8[1C] b1",),
     "rsep.engine.batch._tokens": ("u8[1C] i8 b1[1C] i8 i8",),
     "rsep.engine.expression._rows": ("i4[1C] i8[1C] i4[2C] i1[1C] i1[1C] f8[1C] b1[1C]",),
