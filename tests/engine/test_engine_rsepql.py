@@ -55,7 +55,7 @@ from rsep.algebra.window import (
 from rsep.engine.query import incremental_query
 from rsep.engine.rsepql import InputUnit, RsepqlQuery, dominant
 from rsep.errors import UserError
-from rsep.lang import get_dialect, parse_query
+from rsep.lang import QuerySemanticError, get_dialect, parse_query
 from rsep.rdf.event import Event as Item
 from rsep.rdf.event import Stream, StreamSet
 from rsep.rdf.results import Result, SelectResult
@@ -371,6 +371,44 @@ def test_match_joined_with_a_graph_pattern() -> None:
     assert_same(windowed, [paper.S], {paper.LABELS: labels})
 
 
+def test_filter_of_the_group_constrains_the_join() -> None:
+    """A FILTER beside MATCH over its variables constrains the join (SPARQL 1.1 sec.
+    18.2.2.6: ``Filter(F, Join(MATCH E, P))``), with or without a graph pattern: at 8, of
+    Example 9's a1 b1 c1 (once) and a2 b2 c2 (twice), ``?x != :a1`` keeps a2's; compiled
+    from the query text it is taken out of the group, and its answers are the oracle's."""
+    labels = paper.triples_with_literals()
+    dataset = Dataset(streams=(S_RSEPQL,), windows=(W1, W2))
+    kept = f"?x != <{EX}a1>"
+    alone = Plan(
+        Select(),
+        dataset,
+        EventJoin(Match(Seq(E1, E2)), GraphPatternRef("{}"), (kept,)),
+        parameters(),
+    )
+    found = answers_at(assert_same(alone, [paper.S], start=8, until=8))
+    assert found[8] == Counter({(("x", ":a2"), ("y", ":b2"), ("z", ":c2")): 2})
+    graph = pattern("{ GRAPH :labels { ?z :label ?l } }")
+    mixed = f'?l != "one" || {kept}'  # the graph pattern's ?l and MATCH's ?x
+    joined = replace(
+        alone,
+        dataset=replace(dataset, named_graphs=(paper.LABELS,)),
+        r2r=EventJoin(Match(Seq(E1, E2)), graph, (mixed,)),
+    )
+    found = answers_at(assert_same(joined, [paper.S], {paper.LABELS: labels}, start=8, until=8))
+    assert found[8] == Counter({(("l", "two"), ("x", ":a2"), ("y", ":b2"), ("z", ":c2")): 2})
+    dialect = get_dialect("rsepql")
+    text = paper.EXAMPLE_4 % ""
+    assert "FILTER" not in text
+    filtered = text.rstrip().removesuffix("}") + f" FILTER (?x != <{EX}a1>) }}"
+    plan = compile_query(parse_query(filtered, dialect), dialect)
+    assert isinstance(plan.r2r, EventJoin) and plan.r2r.graph.empty
+    assert plan.r2r.filters == (kept,)
+    assert assert_same(plan, [paper.S])
+    exists = text.rstrip().removesuffix("}") + " FILTER EXISTS { ?x ?p ?o } }"
+    with pytest.raises(QuerySemanticError, match="FILTER with EXISTS over the event pattern"):
+        compile_query(parse_query(exists, dialect), dialect)
+
+
 def test_event_pattern_over_two_streams() -> None:
     """E1 and E2 on windows over different streams: at 5 a1 b1 c1 (2, 5); at 10 also
     a2 b2 c2 (7, 9); SEQ^c at 10 only the first."""
@@ -514,6 +552,12 @@ PATTERNS = (
     pattern("{ ?x :p :b1 }"),
     pattern("{ ?y :q ?z FILTER(?z != :c2) }"),
 )
+JOIN_FILTERS = (
+    f"!BOUND(?x) || ?x != <{EX}a1>",
+    f"!BOUND(?z) || ?z != <{EX}c1>",
+    f"COALESCE(?y, <{EX}b2>) != <{EX}b1>",
+)
+"""FILTERs of the group beside MATCH, over its variables (bound or not)."""
 LABELS = EX + "labels"
 LABEL_GRAPH = frozenset(
     Triple(NamedNode(EX + f"c{i}"), NamedNode(EX + "label"), Literal(f"n{i}")) for i in (1, 2)
@@ -636,6 +680,9 @@ def random_case(family: str, seed: int) -> Case:
             named = (LABELS,)
         else:
             r2r = EventJoin(match, pattern(f"{{ GRAPH <{names[0]}> {{ ?y :q ?v }} }}"))
+        if rng.random() < 0.5:  # a FILTER of the group over MATCH's variables
+            joined = r2r if isinstance(r2r, EventJoin) else EventJoin(match, GraphPatternRef("{}"))
+            r2r = replace(joined, filters=(rng.choice(JOIN_FILTERS),))
     params: dict[str, object] = {
         "r2s": rng.choice(("rstream", "rstream", "istream", "dstream")),
         "input_unit": unit,

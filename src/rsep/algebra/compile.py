@@ -442,9 +442,36 @@ class _Compiler:
         if self.dialect.name == "cqelscep":
             found, rest = self._cep_clauses(found, rest)
         _no_nested_events(rest)
-        if not rest.elements:
+        filters: tuple[str, ...] = ()
+        if self.dialect.name != "cqelscep":  # CQELS-CEP's P is one pattern (Eq. (1))
+            rest, filters = self._join_filters(rest, found.variables)
+        if not rest.elements and not filters:
             return found, form
-        return EventJoin(found, self.background(rest)), form
+        graph = self.background(rest) if rest.elements else events.GraphPatternRef("{}")
+        return EventJoin(found, graph, filters), form
+
+    def _join_filters(
+        self, group: ast.GroupPattern, matched: frozenset[str]
+    ) -> tuple[ast.GroupPattern, tuple[str, ...]]:
+        """The group's FILTERs that read a variable of the event pattern (``matched``),
+        taken out of the group to constrain the join (SPARQL 1.1 sec. 18.2.2.6), and the
+        group without them; a FILTER over the group's own variables stays in it."""
+        kept: list[ast.Pattern] = []
+        taken: list[str] = []
+        for element in group.elements:
+            if not isinstance(element, ast.Filter) or not (_mentioned(element) & matched):
+                kept.append(element)
+                continue
+            if any(isinstance(n, ast.Exists) for n in element.walk()):
+                raise semantic_error(
+                    "a FILTER with EXISTS over the event pattern's variables is not "
+                    "compiled yet (MATCH's bindings inside EXISTS)",
+                    element.pos,
+                )
+            rewritten = self.rewrite(element)
+            assert isinstance(rewritten, ast.Filter)
+            taken.append(self.expression(rewritten.expr))
+        return ast.GroupPattern(tuple(kept), pos=group.pos), tuple(taken)
 
     def background(self, group: ast.GroupPattern) -> events.GraphPatternRef:
         """The graph pattern beside the event pattern. For CQELS-CEP it is the extended
@@ -1039,6 +1066,11 @@ def _time_functions_in_filters(query: ast.Query) -> None:
                 node.pos,
             )
         stack.extend(node.children())
+
+
+def _mentioned(node: ast.Node) -> frozenset[str]:
+    """Every variable written in ``node``, inside EXISTS too."""
+    return frozenset(n.name for n in node.walk() if isinstance(n, ast.Var))
 
 
 def _bound(group: ast.Group) -> set[str]:

@@ -159,6 +159,11 @@ class GraphPatternRef(Node):
         for name in self.variables:
             check_variable(name)
 
+    @property
+    def empty(self) -> bool:
+        """Whether this is the empty group ``{}``: one empty solution, a join's identity."""
+        return self.text == "{}" and not self.paths
+
     def __str__(self) -> str:
         return " ".join(self.text.split())
 

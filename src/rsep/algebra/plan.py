@@ -156,10 +156,16 @@ class Dataset:
 class EventJoin(Node):
     """An event pattern joined with a graph pattern evaluated over the dataset: RSEP-QL's
     ``MATCH E`` beside other graph patterns (Sect. 3.3, 4.2), CQELS-CEP's
-    ``JOIN([[EC, t]], [[P, t]]_D)`` (Eq. (1))."""
+    ``JOIN([[EC, t]], [[P, t]]_D)`` (Eq. (1)).
+
+    ``filters`` are the group's FILTERs over the event pattern's variables, applied to each
+    solution of the join (SPARQL 1.1 sec. 18.2.2.6: a group's filters constrain the whole
+    group, ``MATCH E`` a graph pattern of it, RSEP-QL Sect. 4.2); a FILTER over the graph
+    pattern's variables only stays in ``graph`` (the same solutions)."""
 
     event: EventPattern
     graph: GraphPatternRef
+    filters: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -338,6 +344,13 @@ def _tree(node: Node, depth: int, lines: list[str]) -> None:
         if node.graph_kb is not None:
             kb = node.graph_kb
             lines.append(f"{pad}  GRAPH <{kb.graph}> {_pattern_text(kb.pattern)}")
+        return
+    if isinstance(node, EventJoin):
+        lines.append(pad + "EventJoin")
+        _tree(node.event, depth + 1, lines)
+        if not node.graph.empty:
+            _tree(node.graph, depth + 1, lines)
+        lines += [f"{pad}  FILTER ({text})  over the join" for text in node.filters]
         return
     parts = []
     for f in fields(node):  # type: ignore[arg-type]

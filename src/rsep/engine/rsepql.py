@@ -234,8 +234,10 @@ class RsepqlQuery(ContinuousWindowQuery):
         super().__init__(plan, graphs, start=start, dictionary=dictionary)
         self.plan = plan
         self.graph_pattern: GraphPatternRef | None = (
-            r2r.graph if isinstance(r2r, EventJoin) else None
+            r2r.graph if isinstance(r2r, EventJoin) and not r2r.graph.empty else None
         )
+        self.filters = r2r.filters if isinstance(r2r, EventJoin) else ()
+        """The group's FILTERs over the join (:class:`~rsep.algebra.plan.EventJoin`)."""
         self.match = root
         params = plan.parameters
         self.selection: SelectionPolicy = (
@@ -313,6 +315,8 @@ class RsepqlQuery(ContinuousWindowQuery):
         found = [m[0] for m in self._mappings(t, contents)]
         if self.graph_pattern is not None:
             found = self._join_graph(found, t, contents)
+        if self.filters:  # SPARQL 1.1 sec. 18.2.2.6: Filter(F, Join(MATCH E, P))
+            found = [mu for mu in found if all(self.matcher.holds(f, mu) for f in self.filters)]
         psi = [self._row(mu) for mu in self._project(found)]
         self._forget()
         return psi

@@ -101,7 +101,7 @@ class ContinuousQuery:
         else:
             self.events = event_evaluation(self.plan, self.dataset, self.matcher)
             if isinstance(r2r, EventJoin) and not _flag(self.events, "joins_graph"):
-                self.pattern = r2r.graph
+                self.pattern = None if r2r.graph.empty else r2r.graph
         self._terms: dict[str, Term] = {}
 
     # Def. 17-19: one evaluation -------------------------------------------------------
@@ -133,6 +133,7 @@ class ContinuousQuery:
         found = self.events.at(t, previous)
         if self.pattern is not None:
             found = self._join_graph(found, t, previous)
+        found = self._join_filtered(found)
         modified = self.plan.modifiers is not None
         found = self._modified(found) if modified else self._project(found)
         return [self._solution(item) for item in found]
@@ -173,6 +174,21 @@ class ContinuousQuery:
                         else both
                     )
         return joined
+
+    def _join_filtered(self, found: Sequence[EventMapping | Mu]) -> Sequence[EventMapping | Mu]:
+        """The answers the group's FILTERs over the event pattern keep (SPARQL 1.1 sec.
+        18.2.2.6: ``Filter(F, Join(MATCH E, P))``)."""
+        r2r = self.plan.r2r
+        if not isinstance(r2r, EventJoin) or not r2r.filters:
+            return found
+        return [  # an error is false (sec. 17.2)
+            item
+            for item in found
+            if all(
+                self.matcher.holds(f, item.mu if isinstance(item, EventMapping) else item)
+                for f in r2r.filters
+            )
+        ]
 
     def _project(self, found: Sequence[EventMapping | Mu]) -> list[EventMapping | Mu]:
         """The SELECT's ``(e AS ?v)`` expressions, projection and DISTINCT applied to each
