@@ -143,8 +143,8 @@ def test_how_spark_runs_a_sequence_is_shown(
 ) -> None:
     """The last section: the V shape runs on the columnar engine in Spark tasks,
     partitioned by its key; without PARTITION BY one task, and why; a negation runs on the
-    columnar engine, and a GPM that is not a basic graph pattern there by the exact path; a
-    plan with no sequence has no such section."""
+    columnar engine, and a GPM that is not a basic graph pattern there by the exact path;
+    an EP-SPARQL plan in one task, and why; CityBench Q1 over time ranges."""
     vshape = (repo_root / "examples" / "uc4-stock" / "v-shape.spaseq").read_text("utf-8")
     code, out, _ = explain(capsys, tmp_path, vshape)
     spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
@@ -166,7 +166,12 @@ def test_how_spark_runs_a_sequence_is_shown(
     assert code == 0 and "evaluated by  the columnar engine in Spark tasks" in spark
     assert "GPM B         exact path: evaluated by pyoxigraph" in out
     code, out, _ = explain(capsys, tmp_path, _paper_query("query4.epsparql"))
-    assert code == 0 and "on Spark" not in out
+    spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
+    assert code == 0 and "one task (not an RSP-QL graph pattern over windows)" in spark
+    citybench = (repo_root / "examples" / "citybench" / "Q1.rspql").read_text("utf-8")
+    code, out, _ = explain(capsys, tmp_path, citybench)
+    spark = out.split("\non Spark (rsep run --engine spark)\n", 1)[1]
+    assert code == 0 and "partitions    time ranges: each task reads its range and the" in spark
 
 
 def test_which_filters_may_go_to_the_exact_path_is_shown(

@@ -134,15 +134,31 @@ def exact_path(plan: Plan) -> str:
 
 
 def physical(plan: Plan) -> str:
-    """How ``rsep run --engine spark`` runs a plan with an event sequence (empty for
-    others): by the columnar engine in Spark tasks (:mod:`rsep.spark.columnar`), or by
-    none when that engine does not take it, and its partitioning
-    (:func:`rsep.spark.partition.choose_scheme`): by key, or one Spark task and why."""
+    """How ``rsep run --engine spark`` runs a plan: a SPAseq sequence by the columnar
+    engine in Spark tasks (:mod:`rsep.spark.columnar`), or by none when that engine does
+    not take it, partitioned by key (:func:`rsep.spark.partition.choose_scheme`) or in
+    one task and why; any other plan by the engine's evaluator in Spark tasks
+    (:mod:`rsep.spark.replay`), over time ranges (:func:`rsep.spark.partition.time_ranges`)
+    or in one task and why."""
     from rsep.engine.sequence import columnar_reason
-    from rsep.spark.partition import choose_scheme
+    from rsep.spark.partition import TimeRanges, choose_scheme, time_ranges
 
     if not plan.sequences():
-        return ""
+        ranges = time_ranges(plan)
+        if isinstance(ranges, TimeRanges):
+            split = (
+                f"{ranges.reason}: one task per range (spark.sql.shuffle.partitions of them), "
+                "each keeping the answers at the range's instants"
+            )
+        else:
+            split = f"one task ({ranges}): every item is evaluated in one process"
+        return (
+            "on Spark (rsep run --engine spark)\n"
+            "  evaluated by  the engine's evaluator in Spark tasks, fed the events in time "
+            "order\n"
+            f"  partitions    {split}\n"
+            "  answers       streamed to the driver in time order\n"
+        )
     scheme = choose_scheme(plan, 1)
     if scheme.partitioned:
         keys = ", ".join("?" + n for n in scheme.by)

@@ -231,8 +231,8 @@ def merged(answers: DataFrame, partitioned: bool) -> DataFrame:
             )
         )
         order: tuple[str, ...] = ("time", "line")
-    else:
-        order = ("time", "seq")
+    else:  # an instant's answers all from one task (one time range), in its order
+        order = ("time", "part", "seq")
     return answers.repartition(1).sortWithinPartitions(*order)
 
 

@@ -29,6 +29,11 @@ Three questions, answered from the plan once on the driver (:func:`choose_scheme
    or by pyoxigraph event by event (:class:`Router`, :mod:`rsep.spark.replay`).
 3. **Which partition owns a key**: a CRC-32 of the key's terms in N-Triples form, the same
    in every process (Python's ``hash`` of a string is not).
+
+An RSP-QL graph pattern over time windows has no key, but its answer at an instant reads
+only the windows' items of a bounded past (RSP-QL Def. 12-19): such a plan is spread over
+consecutive time ranges instead (:func:`time_ranges`), each range's task reading the
+items of its range and of the window's extent before it (:class:`TimeRanges`).
 """
 
 from __future__ import annotations
@@ -41,7 +46,14 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Triple
 
-from rsep.algebra.events import Conjunction, Disjunction, EventPattern, Gpm, Strategy
+from rsep.algebra.events import (
+    Conjunction,
+    Disjunction,
+    EventPattern,
+    Gpm,
+    GraphPatternRef,
+    Strategy,
+)
 from rsep.algebra.gpm import (
     group_of,
 )
@@ -49,7 +61,10 @@ from rsep.algebra.nfa import Nfa, StateKind, TransitionKind, When
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, Plan, Select
 from rsep.algebra.r2s import R2S
+from rsep.algebra.report import NON_EMPTY, WINDOW_CLOSE, Periodic, ReportPolicy
+from rsep.algebra.window import TimeWindow
 from rsep.errors import UserError
+from rsep.lang import ast
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, Mu
@@ -62,10 +77,12 @@ __all__ = [
     "PartitionOutput",
     "Router",
     "Scheme",
+    "TimeRanges",
     "Vocabulary",
     "choose_scheme",
     "owner",
     "required_part",
+    "time_ranges",
     "vocabulary",
 ]
 
@@ -240,6 +257,8 @@ class Scheme:
     partitions: int
     within: int | None
     reason: str
+    ranges: TimeRanges | None = None
+    """Events spread over time ranges instead (:func:`time_ranges`), one task each."""
 
     @property
     def partitioned(self) -> bool:
@@ -276,6 +295,147 @@ def choose_scheme(plan: Plan, partitions: int, *, keys_projected: bool = False) 
     return Scheme(
         star, plan, by, max(1, partitions), nfa.within, f"PARTITION BY {by}: {partitions}"
     )
+
+
+@dataclass(frozen=True)
+class TimeRanges:
+    """An RSP-QL plan over consecutive time ranges, one task each: range ``j`` is
+    ``[origin + j·length, origin + (j+1)·length)``, the last one open. Its task reads the
+    items of the range and of the ``overlap`` before it (every window's extent the
+    answers in the range read, RSP-QL Def. 12, and ``lead``), evaluates from ``lead``
+    before it (the evaluation IStream and DStream compare the range's first one with,
+    Def. 21) and keeps the answers inside it. ``reason`` says why this is exact."""
+
+    lead: int
+    overlap: int
+    reason: str
+    origin: int = 0
+    length: int = 1
+    count: int = 1
+
+    def spanning(self, low: int, high: int, count: int) -> TimeRanges:
+        """``count`` ranges of equal length over the times ``low..high`` (from ``low``)."""
+        length = max(1, -(-(high - low + 1) // max(1, count)))
+        return replace(self, origin=low, length=length, count=max(1, count))
+
+    def bounds(self, part: int) -> tuple[int | None, int | None]:
+        """Range ``part``'s first instant and the instant after its last (``None``: the
+        first range reaches back to the data's start, the last one to its end)."""
+        low = self.origin + part * self.length
+        return (None if part == 0 else low), (None if part == self.count - 1 else low + self.length)
+
+
+def time_ranges(plan: Plan) -> TimeRanges | str:
+    """How an RSP-QL graph pattern over windows is spread over time ranges, or why it runs
+    in one task. Exact when the answer at ``t``, and whether ``t`` is an evaluation
+    instant, read only the windows' items in ``(t - width - slide, t]`` and the static
+    graphs: time windows (Def. 12), report policies of window close, non-empty content
+    and periodic conditions (Def. 23; content change compares with the instant before,
+    arbitrarily far back); under IStream and DStream, also evaluation instants that do not
+    depend on the data (window close, periodic), so that the evaluation before a range is
+    within ``lead`` of it (Def. 21); and a pattern no solution of which exists without a
+    window's item, so that a range with no item has no answer."""
+    plan = apply_profile(plan)
+    if not isinstance(plan.r2r, GraphPatternRef):
+        return "not an RSP-QL graph pattern over windows"
+    windows = plan.dataset.windows
+    if not windows:
+        return "no window"
+    params = plan.parameters
+    own = [named for named in windows if named.report is not None]
+    reporting = own or list(windows)
+    lead = 0
+    allowed = {WINDOW_CLOSE, NON_EMPTY} if plan.r2s is R2S.RSTREAM else {WINDOW_CLOSE}
+    for named in windows:
+        if type(named.window) is not TimeWindow:
+            return (
+                f"window <{named.iri}> is not a time window ({named.window.describe()}): its "
+                "content at an instant depends on items of any age"
+            )
+    for named in reporting:
+        policy: ReportPolicy = named.report or params.report
+        fixed = {c for c in policy.conditions if not isinstance(c, Periodic)}
+        if not fixed <= allowed:
+            what = "window close, non-empty content" if plan.r2s is R2S.RSTREAM else "window close"
+            return (
+                f"report policy {policy} of <{named.iri}>: only {what} and periodic conditions "
+                f"decide an instant from the items before it alone under {plan.r2s}"
+            )
+        if plan.r2s is not R2S.RSTREAM:
+            assert isinstance(named.window, TimeWindow)
+            gaps = [named.window.slide] if WINDOW_CLOSE in fixed else []
+            if policy.period is not None:
+                gaps.append(policy.period)
+            gap = gaps[0] if len(gaps) == 1 else _lcm(*gaps)
+            lead = max(lead, gap)
+    if not _needs_window_item(plan):
+        return (
+            "a solution may need no window's item (a static graph alone, OPTIONAL, UNION, a "
+            "sub-select): every instant of a range without items would have to be evaluated"
+        )
+    extent = max(w.window.width + w.window.slide for w in windows)  # type: ignore[attr-defined]
+    return TimeRanges(
+        lead,
+        lead + extent + 1,
+        f"time ranges: each task reads its range and the {lead + extent + 1} before it "
+        "(the windows' width and slide"
+        + (
+            ", and the evaluation before the range, which IStream/DStream compare with)"
+            if lead
+            else ")"
+        ),
+    )
+
+
+def _lcm(a: int, b: int) -> int:
+    from math import gcd
+
+    return a * b // gcd(a, b)
+
+
+def _needs_window_item(plan: Plan) -> bool:
+    """Whether the plan's group pattern joins a block of triples read from windows only:
+    a ``GRAPH <w>`` of a named window, or the default graph when only windows make it."""
+    assert isinstance(plan.r2r, GraphPatternRef)
+    where: ast.Node | None = group_of("{\n" + plan.r2r.text + "\n}")
+    while True:  # { { P } } is P; a sub-select without aggregates answers only where P does
+        if isinstance(where, ast.GroupPattern) and len(where.elements) == 1:
+            inner = where.elements[0]
+            if isinstance(inner, ast.GroupPattern | ast.SubSelect):
+                where = inner
+                continue
+        if isinstance(where, ast.SubSelect) and not _aggregates(where):
+            where = where.where
+            continue
+        break
+    if not isinstance(where, ast.GroupPattern):
+        return False
+    ds = plan.dataset
+    named = {w.iri for w in ds.windows} - set(ds.default_windows)
+    for element in where.elements:
+        if isinstance(element, ast.TriplesBlock) and not ds.default_graphs and ds.default_windows:
+            return True
+        if (
+            isinstance(element, ast.Graph)
+            and isinstance(element.name, ast.Iri)
+            and element.name.value in named
+            and isinstance(element.pattern, ast.GroupPattern)
+            and any(isinstance(e, ast.TriplesBlock) for e in element.pattern.elements)
+        ):
+            return True
+    return False
+
+
+def _aggregates(sub: ast.SubSelect) -> bool:
+    """Whether a sub-select may answer where its pattern has no solution: an aggregate
+    without GROUP BY (one group, ``COUNT`` 0; with GROUP BY no solution makes no group,
+    SPARQL 1.1 sec. 18.5.1) or VALUES."""
+    if sub.values is not None:
+        return True
+    if sub.group_by:
+        return False
+    nodes = [*sub.select.walk(), *(n for h in sub.having for n in h.walk())]
+    return any(isinstance(n, ast.Aggregate) for n in nodes)
 
 
 def _initial_patterns(nfa: Nfa) -> list[EventPattern]:

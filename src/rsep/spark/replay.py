@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,14 +76,16 @@ from rsep.spark.partition import (
     PartitionOutput,
     Router,
     Scheme,
+    TimeRanges,
     Vocabulary,
     choose_scheme,
+    time_ranges,
     vocabulary,
 )
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 __all__ = [
@@ -376,6 +379,8 @@ def route(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFr
     first, which counts the event."""
     from pyspark.sql import functions as F
 
+    if scheme.ranges is not None:
+        return _ranged(frame, scheme.ranges)
     if not scheme.partitioned:
         return frame.withColumn("part", F.lit(0)).withColumn("home", F.lit(True))
     every = F.sequence(F.lit(0).cast("long"), F.lit(scheme.partitions - 1).cast("long"))
@@ -387,6 +392,23 @@ def route(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFr
     joined = frame.join(owners, "ev", "left")
     parts = F.coalesce(F.col("_owners"), every)
     exploded = joined.select(*frame.columns, F.posexplode(parts).alias("_pos", "part"))
+    return exploded.select(*frame.columns, "part", (F.col("_pos") == 0).alias("home"))
+
+
+def _ranged(frame: DataFrame, ranges: TimeRanges) -> DataFrame:
+    """``frame`` with columns ``part`` and ``home``: each event's rows in its time range
+    (``home``) and in each later range that starts less than ``overlap`` after it."""
+    from pyspark.sql import functions as F
+
+    def index(t: Column) -> Column:
+        step = F.floor((t - F.lit(ranges.origin)) / F.lit(ranges.length)).cast("long")
+        return F.least(
+            F.greatest(step, F.lit(0).cast("long")), F.lit(ranges.count - 1).cast("long")
+        )
+
+    t = F.col("t_end")
+    parts = F.sequence(index(t), index(t + F.lit(ranges.overlap - 1)))
+    exploded = frame.select(*frame.columns, F.posexplode(parts).alias("_pos", "part"))
     return exploded.select(*frame.columns, "part", (F.col("_pos") == 0).alias("home"))
 
 
@@ -462,8 +484,17 @@ def _engine_task(
                 counted = [0]
                 output = PartitionOutput(scheme, part)
                 events = _homed(group, counted)
-                query = incremental_query(scheme.plan, graphs, start=start)
-                answers = drive(query, events, until)
+                first, after = _range_of(scheme, part)
+                begins, ends = start, until
+                if first is not None:  # from the evaluation IStream/DStream compare with
+                    assert scheme.ranges is not None
+                    begins = first - scheme.ranges.lead
+                if after is not None:
+                    ends = after - 1 if until is None else min(until, after - 1)
+                query = incremental_query(scheme.plan, graphs, start=begins)
+                answers = drive(query, events, ends)
+                if first is not None:
+                    answers = (a for a in answers if a.time >= first)
                 seq = 0
                 for _, instant in groupby(answers, key=lambda result: result.time):
                     for result in output.take(instant):
@@ -477,6 +508,12 @@ def _engine_task(
             yield answer_batch(rows)
 
     return run
+
+
+def _range_of(scheme: Scheme, part: int) -> tuple[int | None, int | None]:
+    """The first instant of ``part``'s time range and the instant after it (``None``: not
+    bounded there, or no time ranges)."""
+    return (None, None) if scheme.ranges is None else scheme.ranges.bounds(part)
 
 
 def _homed(found: Iterable[tuple[int, bool, str, Event]], counted: list[int]) -> Iterator[Event]:
@@ -510,9 +547,13 @@ def replay(
     graphs = dict(graphs or {})
     # refuse a plan, missing graphs, or a start the evaluator does not take before Spark starts
     incremental_query(plan, graphs, start=start)
-    scheme = choose_scheme(plan, partitions or shuffle_partitions(spark))
+    count = partitions or shuffle_partitions(spark)
+    scheme = choose_scheme(plan, count)
     vocab = vocabulary(scheme.final) if use_prefilter else None
     frame = read_inputs(spark, inputs, scheme.final.parameters.time_unit)
+    ranges = time_ranges(scheme.final) if count > 1 and not scheme.partitioned else None
+    if isinstance(ranges, TimeRanges):
+        scheme = _over_time_ranges(scheme, ranges, frame, count, start, until)
     kept = prefilter(spark, frame, vocab)
     routed = route(kept, scheme, graphs)
     answers = merged(evaluate_rows(routed, scheme, graphs, until, start), scheme.partitioned)
@@ -522,6 +563,30 @@ def replay(
             out.rows_read = frame.count()
             out.rows_kept = kept.count()
     return out
+
+
+def _over_time_ranges(
+    scheme: Scheme,
+    ranges: TimeRanges,
+    frame: DataFrame,
+    count: int,
+    start: int | None,
+    until: int | None,
+) -> Scheme:
+    """``scheme`` over ``count`` time ranges of equal length from ``start`` (or the first
+    item) to ``until`` (or the last), found by one Spark job over the items' times."""
+    from pyspark.sql import functions as F
+
+    with driver_errors():
+        row = frame.agg(F.min("t_end").alias("low"), F.max("t_end").alias("high")).first()
+    if row is None or row["low"] is None:
+        return scheme
+    low = row["low"] if start is None else start
+    high = row["high"] if until is None else min(until, row["high"])
+    if high <= low:
+        return scheme
+    spread = ranges.spanning(low, high, count)
+    return replace(scheme, partitions=spread.count, ranges=spread, reason=ranges.reason)
 
 
 def run_streamed(
