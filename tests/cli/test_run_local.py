@@ -46,6 +46,27 @@ def test_local_engine_on_rspql_windows(tmp_path: Path, capsys: pytest.CaptureFix
     assert local == reference and reference
 
 
+def test_instants_pyoxigraph_evaluates_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shops query with its owner OPTIONAL, which the columnar solver does not take:
+    the oracle's answers, and a summary line counting the instants pyoxigraph evaluated;
+    the plain join (columnar) has no such line, and ``--quiet`` none either."""
+    shops = ["--graph", f"{EX}shops={DATA / 'g_shops.ttl'}"]
+    optional = SHOPS.replace("?owner :owns ?shop", "OPTIONAL { ?owner :owns ?shop }")
+    args = [query(tmp_path, optional), "--stream", stream(), *shops]
+    reference, local = both(args, capsys)
+    assert local == reference and reference
+    assert cli.main(["run", *args, "--engine", "local"]) == 0
+    err = capsys.readouterr().err
+    assert "evaluation instant(s) whose graph pattern the columnar solver does not take" in err
+    assert cli.main(["run", *args, "--engine", "local", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    plain = [query(tmp_path, SHOPS), "--stream", stream(), *shops, "--engine", "local"]
+    assert cli.main(["run", *plain]) == 0
+    assert "evaluated by pyoxigraph" not in capsys.readouterr().err
+
+
 def test_local_engine_on_spaseq_folders(
     shared_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

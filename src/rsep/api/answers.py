@@ -29,8 +29,11 @@ class Answers(Iterator[Result]):
     :meth:`to_pandas`, or :meth:`write` them. ``events`` counts the events the run read
     (all of them before the first answer); ``inexact_rows`` the rows whose FILTER the
     columnar engine's programs could not decide and were evaluated exactly (``None``:
-    another engine ran); ``bad`` the bad records skipped (``on_error`` ``skip``: their
-    count, the first of them, the dead-letter file), ``None`` when none could be."""
+    another engine ran); ``exact_instants`` the evaluation instants whose graph pattern
+    the columnar solver does not take and pyoxigraph evaluated (``None``: not an RSP-QL
+    graph pattern on the engine); ``bad`` the bad records skipped (``on_error``
+    ``skip``: their count, the first of them, the dead-letter file), ``None`` when none
+    could be."""
 
     def __init__(
         self,
@@ -40,10 +43,12 @@ class Answers(Iterator[Result]):
         inexact_rows: int | None = None,
         keep: object = None,
         bad: BadRecords | None = None,
+        exact_instants: int | None = None,
     ) -> None:
         self.form = form
         self.events = events
         self.inexact_rows = inexact_rows
+        self.exact_instants = exact_instants
         self.bad = bad
         self._answers = iter(answers)
         self._keep = keep  # what must outlive the reading (a table's temporary store)

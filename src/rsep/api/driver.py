@@ -199,7 +199,8 @@ def _run_columnar(
 
     results = list(drive(query, merge_batches(sources(query.dictionary)), until, pushed=pushed))
     inexact = getattr(query, "inexact_rows", None)
-    return Answers(plan.form, results, count[0], inexact, keep, bad)
+    exact = getattr(query, "exact_instants", None)
+    return Answers(plan.form, results, count[0], inexact, keep, bad, exact)
 
 
 class Incremental:
@@ -261,6 +262,13 @@ class Incremental:
     def watermark(self) -> int | None:
         """The latest time :meth:`advance` moved to (``None``: not yet)."""
         return self._engine.watermark
+
+    @property
+    def exact_instants(self) -> int | None:
+        """Evaluation instants whose graph pattern pyoxigraph evaluated, the columnar
+        solver not taking it (``None``: not an RSP-QL graph pattern)."""
+        exact: int | None = getattr(self._engine, "exact_instants", None)
+        return exact
 
     @property
     def inexact_rows(self) -> int | None:

@@ -267,6 +267,8 @@ class Progress:
         self.inexact: int | None = None
         """Rows whose FILTER the columnar engine's programs could not decide, evaluated
         exactly (``None``: another engine ran)."""
+        self.exact_instants: int | None = None
+        """Evaluation instants pyoxigraph evaluated (``None``: not an RSP-QL pattern)."""
         self.asked = False
         """``--progress``: the last line is shown even after a short run."""
         self.quiet = False
@@ -300,6 +302,8 @@ class Progress:
         rate = self.records / elapsed if elapsed > 0 else 0.0
         minutes, seconds = divmod(int(elapsed), 60)
         exact = "" if self.inexact is None else f", {self.inexact:,} FILTER rows evaluated exactly"
+        if self.exact_instants:
+            exact += f", {self.exact_instants:,} instants evaluated by pyoxigraph"
         late = "" if self.late is None else f", {self.late:,} late, {self.bad:,} bad records"
         print(
             f"rsep: {self.records:,} records read, {rate:,.0f} records/s, "
@@ -319,6 +323,7 @@ class Progress:
 def _write(args: argparse.Namespace, answers: Answers, progress: Progress) -> int:
     """Write the answers as JSON Lines where ``--output`` says, with progress."""
     progress.inexact = answers.inexact_rows
+    progress.exact_instants = answers.exact_instants
     counted = Answers(answers.form, progress.counted(answers.lines()), answers.events)
     target = args.out
     if target is None or target == "-":
@@ -350,6 +355,14 @@ def _finish(progress: Progress, records: int, results: int | None) -> None:
         print(
             f"rsep: {progress.inexact:,} solution row(s) whose FILTER the compiled "
             "programs could not decide were evaluated exactly (pyoxigraph)",
+            file=progress.out,
+            flush=True,
+        )
+    if progress.exact_instants and not progress.quiet:
+        print(
+            f"rsep: {progress.exact_instants:,} evaluation instant(s) whose graph pattern "
+            "the columnar solver does not take were evaluated by pyoxigraph (rsep explain "
+            "says why)",
             file=progress.out,
             flush=True,
         )
