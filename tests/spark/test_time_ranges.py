@@ -2,7 +2,8 @@
 (:func:`rsep.spark.partition.time_ranges`, :mod:`rsep.spark.replay`): which plans, with
 what overlap and lead, and why the others run in one task; over three ranges the answers
 are the oracle's (RSP-QL Example 10 with the time-varying shops graph; who is near whose
-shop under RStream, and under IStream and DStream with window-close reports)."""
+shop under RStream, and under IStream and DStream with window-close reports; RSEP-QL's
+MATCH beside the shops graph)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "semantics"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 from semantics_data import Q_EX_RSPQL
-from test_driver import EX_10, EX_10_NAMES, NEARBY, SHOPS, STREAMS, rows
+from test_driver import EX_10, EX_10_NAMES, NEARBY, RSEPQL, RSEPQL_ANSWERS, SHOPS, STREAMS, rows
 
 import rsep
 from rsep.api.inputs import engine_graphs, read_graphs
@@ -71,12 +72,21 @@ def test_ranges_split_the_span_and_bound_each_task() -> None:
             "may need no window's item",
         ),
         (RSTREAM.replace("?who ?owner", "(COUNT(?who) AS ?n)"), "may need no window's item"),
+        (
+            RSEPQL.format(r2s="RSTREAM").replace("MATCH (", "MATCH [CONSUMPTION chronological] ("),
+            "RSEP-QL consumption chronological",
+        ),
+        (
+            "PREFIX : <http://example.org/>\nSELECT ?x WHERE { ?x :p ?y } SEQ { ?y :q ?z }",
+            "not an RSP-QL graph pattern or RSEP-QL MATCH",
+        ),
     ],
 )
 def test_other_plans_run_in_one_task_and_say_why(text: str, reason: str) -> None:
     """IStream under non-empty reports (the evaluation before a range may be far back),
     content change, a landmark window, a pattern that reads no window, COUNT without GROUP
-    BY (one answer, 0, over no item): one task, and why."""
+    BY (one answer, 0, over no item), RSEP-QL's consumption, EP-SPARQL: one task, and
+    why."""
     found = time_ranges(rsep.Query(text).plan)
     assert isinstance(found, str) and reason in found, found
 
@@ -121,3 +131,14 @@ def test_nearby_over_time_ranges(spark: SparkSession, r2s: str, pragma: str) -> 
         found, ranges = spark_rows(spark, query, names, partitions)
         assert ranges is not None and ranges.count == partitions
         assert found == expected
+
+
+@pytest.mark.spark
+def test_rsepql_match_over_time_ranges(spark: SparkSession) -> None:
+    """RSEP-QL's MATCH (two people near one shop, one after the other) joined with the
+    time-varying G_shops, without consumption, over three time ranges: the oracle's
+    answers."""
+    query = rsep.Query(RSEPQL.format(r2s="RSTREAM"))
+    found, ranges = spark_rows(spark, query, ("who", "other", "owner"))
+    assert ranges is not None and ranges.count == 3
+    assert found == RSEPQL_ANSWERS["RSTREAM", None]

@@ -48,10 +48,12 @@ from pyoxigraph import Triple
 
 from rsep.algebra.events import (
     Conjunction,
+    ConsumptionPolicy,
     Disjunction,
     EventPattern,
     Gpm,
     GraphPatternRef,
+    Match,
     Strategy,
 )
 from rsep.algebra.gpm import (
@@ -59,7 +61,7 @@ from rsep.algebra.gpm import (
 )
 from rsep.algebra.nfa import Nfa, StateKind, TransitionKind, When
 from rsep.algebra.passes import apply_profile
-from rsep.algebra.plan import Ask, Construct, Plan, Select
+from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import NON_EMPTY, WINDOW_CLOSE, Periodic, ReportPolicy
 from rsep.algebra.window import TimeWindow
@@ -326,18 +328,28 @@ class TimeRanges:
 
 
 def time_ranges(plan: Plan) -> TimeRanges | str:
-    """How an RSP-QL graph pattern over windows is spread over time ranges, or why it runs
-    in one task. Exact when the answer at ``t``, and whether ``t`` is an evaluation
-    instant, read only the windows' items in ``(t - width - slide, t]`` and the static
-    graphs: time windows (Def. 12), report policies of window close, non-empty content
-    and periodic conditions (Def. 23; content change compares with the instant before,
-    arbitrarily far back); under IStream and DStream, also evaluation instants that do not
-    depend on the data (window close, periodic), so that the evaluation before a range is
-    within ``lead`` of it (Def. 21); and a pattern no solution of which exists without a
-    window's item, so that a range with no item has no answer."""
+    """How an RSP-QL graph pattern, or RSEP-QL's MATCH without consumption, over windows is
+    spread over time ranges, or why it runs in one task. Exact when the answer at ``t``
+    and whether ``t`` is an evaluation instant read only the windows' items in
+    ``(t - width - slide, t]`` and the static graphs: time windows (RSP-QL Def. 12),
+    report policies of window close, non-empty content and periodic conditions (Def. 23;
+    content change compares with the instant before, arbitrarily far back); under IStream
+    and DStream also evaluation instants that do not depend on the data (window close,
+    periodic), so that the evaluation before a range is within ``lead`` of it (Def. 21);
+    and a pattern with no solution without a window's item, so that a range with no item
+    has no answer."""
     plan = apply_profile(plan)
-    if not isinstance(plan.r2r, GraphPatternRef):
-        return "not an RSP-QL graph pattern over windows"
+    r2r = plan.r2r
+    root = r2r.event if isinstance(r2r, EventJoin) else r2r
+    if isinstance(root, Match):  # RSEP-QL: MATCH over the windows' contents at t (Sect. 4)
+        consumption = root.consumption or plan.parameters.consumption
+        if consumption is not ConsumptionPolicy.NONE:
+            return (
+                f"RSEP-QL consumption {consumption}: what one evaluation consumes changes "
+                "every later one (Sect. 4.4)"
+            )
+    elif not isinstance(r2r, GraphPatternRef):
+        return "not an RSP-QL graph pattern or RSEP-QL MATCH over windows"
     windows = plan.dataset.windows
     if not windows:
         return "no window"
@@ -395,8 +407,10 @@ def _lcm(a: int, b: int) -> int:
 
 def _needs_window_item(plan: Plan) -> bool:
     """Whether the plan's group pattern joins a block of triples read from windows only:
-    a ``GRAPH <w>`` of a named window, or the default graph when only windows make it."""
-    assert isinstance(plan.r2r, GraphPatternRef)
+    a ``GRAPH <w>`` of a named window, or the default graph when only windows make it; or
+    is RSEP-QL's MATCH."""
+    if not isinstance(plan.r2r, GraphPatternRef):
+        return True  # MATCH: an event mapping is made of items (RSEP-QL Sect. 4.2)
     where: ast.Node | None = group_of("{\n" + plan.r2r.text + "\n}")
     while True:  # { { P } } is P; a sub-select without aggregates answers only where P does
         if isinstance(where, ast.GroupPattern) and len(where.elements) == 1:
