@@ -38,6 +38,7 @@ API: the columnar engine for the plans it takes, this replay for the others.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -49,7 +50,8 @@ from pyoxigraph import Literal, RdfFormat, Triple, parse
 
 from rsep.algebra.plan import Plan
 from rsep.engine import incremental_query
-from rsep.engine.query import drive
+from rsep.engine.batch import TripleBatch
+from rsep.engine.query import IncrementalQuery, drive
 from rsep.errors import BadRecords, OnError, UserError
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
@@ -480,10 +482,9 @@ def _engine_task(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         rows: list[AnswerRow] = []
         with marked_errors():
-            for part, group in groupby(events_of(batches), key=lambda item: item[0]):
+            for part, pieces in _parts(batches):
                 counted = [0]
                 output = PartitionOutput(scheme, part)
-                events = _homed(group, counted)
                 first, after = _range_of(scheme, part)
                 begins, ends = start, until
                 if first is not None:  # from the evaluation IStream/DStream compare with
@@ -492,7 +493,8 @@ def _engine_task(
                 if after is not None:
                     ends = after - 1 if until is None else min(until, after - 1)
                 query = incremental_query(scheme.plan, graphs, start=begins)
-                answers = drive(query, events, ends)
+                pushes = _pushes(query, pieces, counted)
+                answers = drive(query, pushes, ends)
                 if first is not None:
                     answers = (a for a in answers if a.time >= first)
                 seq = 0
@@ -508,6 +510,59 @@ def _engine_task(
             yield answer_batch(rows)
 
     return run
+
+
+def _parts(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[int, list[pa.RecordBatch]]]:
+    """The rows of each partition (sorted by ``part``), as the record batches that hold
+    them."""
+    import numpy as np
+
+    part: int | None = None
+    pieces: list[pa.RecordBatch] = []
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        values = batch.column("part").to_numpy(zero_copy_only=False)
+        cuts = [0, *(np.flatnonzero(values[1:] != values[:-1]) + 1).tolist(), len(values)]
+        for lo, hi in itertools.pairwise(cuts):
+            value = int(values[lo])
+            if part is not None and value != part:
+                yield part, pieces
+                pieces = []
+            part = value
+            pieces.append(batch.slice(lo, hi - lo))
+    if part is not None:
+        yield part, pieces
+
+
+def _pushes(
+    query: IncrementalQuery, pieces: list[pa.RecordBatch], counted: list[int]
+) -> Iterable[Event | list[Event] | TripleBatch]:
+    """What the evaluator takes of a partition's rows, ``counted[0]`` their events whose
+    home the partition is: batches of its term ids for RSP-QL's window evaluator (the
+    columnar engine, :func:`rsep.engine.batch.table_batches`; each row's event named by
+    its ``ev``, which sets the items' bounds), else events parsed by pyoxigraph."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rsep.engine.batch import table_batches
+    from rsep.engine.continuous import ContinuousWindowQuery
+
+    table = pa.Table.from_batches(pieces)
+    if (
+        type(query) is ContinuousWindowQuery
+        and query.dictionary is not None
+        and table.column("s").null_count == 0
+    ):
+        homes = pc.filter(table.column("ev"), table.column("home"))
+        counted[0] = len(pc.unique(homes))
+        names = pc.dictionary_encode(table.column("ev")).combine_chunks().indices
+        ident = pc.binary_join_element_wise("_:e", pc.cast(names, pa.string()), "")
+        columns = {
+            name: table.column(name) for name in ("stream", "t_start", "t_end", "s", "p", "o")
+        }
+        return table_batches(pa.table({**columns, "event_id": ident}), query.dictionary)
+    return _homed(events_of(pieces), counted)
 
 
 def _range_of(scheme: Scheme, part: int) -> tuple[int | None, int | None]:
