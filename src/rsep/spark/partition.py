@@ -64,7 +64,7 @@ from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import NON_EMPTY, WINDOW_CLOSE, Periodic, ReportPolicy
-from rsep.algebra.window import TimeWindow
+from rsep.algebra.window import PresentRule, TimeWindow
 from rsep.errors import UserError
 from rsep.lang import ast
 from rsep.rdf.event import Event
@@ -316,15 +316,42 @@ class TimeRanges:
     count: int = 1
 
     def spanning(self, low: int, high: int, count: int) -> TimeRanges:
-        """``count`` ranges of equal length over the times ``low..high`` (from ``low``)."""
-        length = max(1, -(-(high - low + 1) // max(1, count)))
-        return replace(self, origin=low, length=length, count=max(1, count))
+        """At most ``count`` ranges of equal length over the times ``low..high`` of the
+        windows' items, each starting at or before ``high``: the last range's task then
+        ends where the whole run does (the last item's time plus the window's horizon),
+        not at a start of its own past it."""
+        count = max(1, min(count, high - low + 1))
+        length = -(-(high - low + 1) // count)
+        count = -(-(high - low + 1) // length)
+        return replace(self, origin=low, length=length, count=count)
 
     def bounds(self, part: int) -> tuple[int | None, int | None]:
         """Range ``part``'s first instant and the instant after its last (``None``: the
         first range reaches back to the data's start, the last one to its end)."""
         low = self.origin + part * self.length
         return (None if part == 0 else low), (None if part == self.count - 1 else low + self.length)
+
+    def parts_of(self, t: int) -> range:
+        """The ranges an item at ``t`` goes to: its own, and those starting less than
+        ``overlap`` after it."""
+
+        def index(x: int) -> int:
+            return min(max((x - self.origin) // self.length, 0), self.count - 1)
+
+        return range(index(t), index(t + self.overlap - 1) + 1)
+
+    def run(
+        self, part: int, start: int | None, until: int | None
+    ) -> tuple[int | None, int | None, int | None]:
+        """How range ``part``'s task runs a query from ``start`` to ``until``: the start
+        and end it evaluates over, and the first instant whose answers it keeps
+        (``None``: all)."""
+        first, after = self.bounds(part)
+        begins = start if first is None else first - self.lead
+        ends = until
+        if after is not None:
+            ends = after - 1 if until is None else min(until, after - 1)
+        return begins, ends, first
 
 
 def time_ranges(plan: Plan) -> TimeRanges | str:
@@ -336,8 +363,9 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
     content change compares with the instant before, arbitrarily far back); under IStream
     and DStream also evaluation instants that do not depend on the data (window close,
     periodic), so that the evaluation before a range is within ``lead`` of it (Def. 21);
-    and a pattern with no solution without a window's item, so that a range with no item
-    has no answer."""
+    and no answer at an instant without items (a range no item reaches has no task):
+    every reporting window reports only when non-empty, or the form is not ASK, empty
+    relations are not reported and no solution exists without a window's item."""
     plan = apply_profile(plan)
     r2r = plan.r2r
     root = r2r.event if isinstance(r2r, EventJoin) else r2r
@@ -364,6 +392,11 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
                 f"window <{named.iri}> is not a time window ({named.window.describe()}): its "
                 "content at an instant depends on items of any age"
             )
+        if (named.present or params.present) is PresentRule.ALL_ENDED:
+            return (
+                f"window <{named.iri}> reads every window ended since the previous "
+                "evaluation (present rule all_ended), which may be arbitrarily far back"
+            )
     for named in reporting:
         policy: ReportPolicy = named.report or params.report
         fixed = {c for c in policy.conditions if not isinstance(c, Periodic)}
@@ -380,11 +413,20 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
                 gaps.append(policy.period)
             gap = gaps[0] if len(gaps) == 1 else _lcm(*gaps)
             lead = max(lead, gap)
-    if not _needs_window_item(plan):
-        return (
-            "a solution may need no window's item (a static graph alone, OPTIONAL, UNION, a "
-            "sub-select): every instant of a range without items would have to be evaluated"
-        )
+    # a range no item reaches has no task: it must have no answer either, as when every
+    # reporting window reports only when non-empty, or when nothing answers without an item
+    if not all(NON_EMPTY in (n.report or params.report).conditions for n in reporting):
+        if isinstance(plan.form, Ask) or params.output_empty:
+            return (
+                "an ASK, or an empty relation reported (output.empty), answers at instants "
+                "with no item: every instant of a range without items would be evaluated"
+            )
+        if not _needs_window_item(plan):
+            return (
+                "a solution may need no window's item (a static graph alone, OPTIONAL, "
+                "UNION, a sub-select): every instant of a range without items would be "
+                "evaluated"
+            )
     extent = max(w.window.width + w.window.slide for w in windows)  # type: ignore[attr-defined]
     return TimeRanges(
         lead,

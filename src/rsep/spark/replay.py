@@ -485,13 +485,9 @@ def _engine_task(
             for part, pieces in _parts(batches):
                 counted = [0]
                 output = PartitionOutput(scheme, part)
-                first, after = _range_of(scheme, part)
-                begins, ends = start, until
-                if first is not None:  # from the evaluation IStream/DStream compare with
-                    assert scheme.ranges is not None
-                    begins = first - scheme.ranges.lead
-                if after is not None:
-                    ends = after - 1 if until is None else min(until, after - 1)
+                begins, ends, first = start, until, None
+                if scheme.ranges is not None:
+                    begins, ends, first = scheme.ranges.run(part, start, until)
                 query = incremental_query(scheme.plan, graphs, start=begins)
                 pushes = _pushes(query, pieces, counted)
                 answers = drive(query, pushes, ends)
@@ -565,12 +561,6 @@ def _pushes(
     return _homed(events_of(pieces), counted)
 
 
-def _range_of(scheme: Scheme, part: int) -> tuple[int | None, int | None]:
-    """The first instant of ``part``'s time range and the instant after it (``None``: not
-    bounded there, or no time ranges)."""
-    return (None, None) if scheme.ranges is None else scheme.ranges.bounds(part)
-
-
 def _homed(found: Iterable[tuple[int, bool, str, Event]], counted: list[int]) -> Iterator[Event]:
     """The events of :func:`events_of`'s rows, ``counted[0]`` adding those whose home is
     their partition (each event counted once, however many partitions it went to)."""
@@ -628,12 +618,18 @@ def _over_time_ranges(
     start: int | None,
     until: int | None,
 ) -> Scheme:
-    """``scheme`` over ``count`` time ranges of equal length from ``start`` (or the first
-    item) to ``until`` (or the last), found by one Spark job over the items' times."""
+    """``scheme`` over at most ``count`` time ranges of equal length from ``start`` (or the
+    first item a window reads) to ``until`` (or the last), found by one Spark job over
+    the items' times."""
     from pyspark.sql import functions as F
 
-    with driver_errors():
-        row = frame.agg(F.min("t_end").alias("low"), F.max("t_end").alias("high")).first()
+    read = sorted({named.stream for named in scheme.final.dataset.windows})
+    with driver_errors():  # the items windows read (the whole run's range ends by them)
+        row = (
+            frame.where(F.col("stream").isin(read))
+            .agg(F.min("t_end").alias("low"), F.max("t_end").alias("high"))
+            .first()
+        )
     if row is None or row["low"] is None:
         return scheme
     low = row["low"] if start is None else start
