@@ -169,13 +169,42 @@ WHERE {{
 """
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_the_event_evaluators_say_why_they_take_no_start(engine: str) -> None:
-    """SPAseq's evaluator starts at its data: ``start`` on the engine is refused with the
-    reason, before any Spark job."""
+SPASEQ_FROM = {
+    None: [(5, "diana"), (7, "carl"), (12, "eve")],
+    6: [(7, "carl"), (7, "diana"), (12, "eve")],
+    8: [(12, "carl"), (12, "diana"), (12, "eve")],
+    14: [],
+}
+"""The oracle's answers of SPASEQ from ``start``: the first instant from it streams every
+answer known so far (IStream compares with ∅, RSP-QL Def. 21): Diana again at 7 from 6, all
+three at 12 from 8; nothing from 14, past the last event."""
+
+
+@pytest.mark.parametrize("start", sorted(SPASEQ_FROM, key=lambda s: -1 if s is None else s))
+def test_spaseq_from_start(start: int | None) -> None:
+    """SPAseq's evaluator from ``start`` (events before it evaluated, answers streamed from
+    it): the oracle's answers, on every start from 0 to 18."""
     query = rsep.Query(SPASEQ)
-    with pytest.raises(UserError, match="--start on the engine is for RSP-QL, RSEP-QL, EP-SPARQL"):
-        query.run({EX + "S_nearby": DATA / "s_nearby.tnt"}, STATIC_SHOPS, engine=engine, start=3)
+    streams = {EX + "S_nearby": DATA / "s_nearby.tnt"}
+    expected = rows(query.run(streams, STATIC_SHOPS, engine="reference", start=start), ("who",))
+    assert expected == SPASEQ_FROM[start]
+    assert rows(query.run(streams, STATIC_SHOPS, engine="local", start=start), ("who",)) == expected
+    if start is None:
+        for other in range(0, 19):
+            oracle = rows(
+                query.run(streams, STATIC_SHOPS, engine="reference", start=other), ("who",)
+            )
+            local = rows(query.run(streams, STATIC_SHOPS, engine="local", start=other), ("who",))
+            assert local == oracle, other
+
+
+@pytest.mark.spark
+def test_spaseq_from_start_on_spark(spark: SparkSession) -> None:
+    """The same on Spark (the per-event replay, which gives each task the start)."""
+    query = rsep.Query(SPASEQ)
+    streams = {EX + "S_nearby": DATA / "s_nearby.tnt"}
+    found = rows(query.run(streams, STATIC_SHOPS, engine="spark", start=8), ("who",))
+    assert found == SPASEQ_FROM[8]
 
 
 def test_the_event_evaluators_say_why_they_take_no_changing_graph() -> None:

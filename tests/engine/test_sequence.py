@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 from driving import FAST, SLOW, Driver, canonical, feed, oracle
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
 from test_sequence_oracle import (
@@ -260,6 +260,39 @@ def test_differential_share(family: str) -> None:
     if not TRIED[family]:
         pytest.skip("the differential test did not run in this session")
     assert SEEN[family] >= TRIED[family] // 2, (SEEN[family], TRIED[family])
+
+
+STARTED: Counter[tuple[str, str]] = Counter()
+"""Cases from ``start`` compared, and those with an answer, by family."""
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_differential_from_start(family: str) -> None:
+    """300 random cases per family (the same every run) from a ``start`` drawn within the
+    events' times: the oracle's answers from it (its first instant streams every answer
+    known so far), fed incrementally; at least a third of the cases answer."""
+    from rsep.rdf.event import StreamSet
+    from rsep.semantics.evaluate import evaluate
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(data=st.data())
+    def run(data: st.DataObject) -> None:
+        streams, events = data.draw(price_streams())
+        plan = data.draw(sequences(streams, family))
+        times = sorted({e.t_end for e in events})
+        start = data.draw(st.sampled_from(times)) if times else 0
+        try:
+            expected = canonical(evaluate(plan, StreamSet.from_events(events), start=start))
+        except UserError:
+            return
+        ordered = sorted(events, key=lambda e: e.t_end)
+        found = feed(SequenceQuery(plan, start=start), ordered, Driver((3,)))[0]
+        assert canonical(found) == expected, (start, canonical(found), expected)
+        STARTED[family, "tried"] += 1
+        STARTED[family, "answered"] += bool(expected)
+
+    run()
+    assert STARTED[family, "answered"] >= STARTED[family, "tried"] // 3, STARTED
 
 
 def test_partition_by_key_contiguity() -> None:

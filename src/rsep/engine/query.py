@@ -169,14 +169,14 @@ def incremental_query(
 
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
     is the oracle's start of the time range; the RSP-QL, RSEP-QL and CQELS-CEP evaluators
-    read both, EP-SPARQL's static graphs and a ``start``, SPAseq's static graphs.
+    read both, EP-SPARQL's and SPAseq's static graphs and a ``start``.
     ``dictionary`` is the term ids of the batches it takes, shared with other queries pushed
     the same batches: the SPAseq, RSP-QL and RSEP-QL evaluators take batches (the EP-SPARQL
     and CQELS-CEP ones take events)."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
-        return SequenceQuery(plan, _static_only(graphs, "SPAseq", start), dictionary)
+        return SequenceQuery(plan, _static_only(graphs, "SPAseq"), dictionary, start=start)
     if isinstance(plan.r2r, GraphPatternRef):
         from rsep.engine.continuous import ContinuousWindowQuery
 
@@ -203,18 +203,10 @@ def incremental_query(
 
 
 def _static_only(
-    graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None,
-    language: str,
-    start: int | None = None,
+    graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None, language: str
 ) -> dict[str, frozenset[Triple]]:
     """``graphs`` for an event evaluator, which reads static graphs: a time-varying graph
-    that changes is refused with the reason, and so is a ``start`` (given here) for an
-    evaluator that starts at its data."""
-    if start is not None:
-        raise UserError(
-            "--start on the engine is for RSP-QL, RSEP-QL, EP-SPARQL and CQELS-CEP; the "
-            f"{language} evaluator starts at its data (use --engine reference)"
-        )
+    that changes is refused with the reason."""
     out: dict[str, frozenset[Triple]] = {}
     for iri, graph in (graphs or {}).items():
         if not isinstance(graph, AbstractSet):

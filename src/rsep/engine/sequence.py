@@ -750,9 +750,14 @@ class SequenceQuery(IncrementalQuery):
         plan: Plan,
         graphs: Mapping[str, frozenset[Triple]] | None = None,
         dictionary: TermDictionary | None = None,
+        *,
+        start: int | None = None,
     ) -> None:
         """``dictionary``: the term ids of the batches it is pushed, shared with the other
-        queries that read them (a new one when not given)."""
+        queries that read them (a new one when not given). ``start`` is the oracle's start
+        of the time range: the events before it are evaluated, but the first evaluation
+        instant at or after it streams every answer known so far (IStream compares it with
+        ∅, RSP-QL Def. 21), and none is reported before it."""
         plan = apply_profile(plan)
         read = _steps(plan)
         if isinstance(read, str):
@@ -842,8 +847,9 @@ class SequenceQuery(IncrementalQuery):
         self.partitions = _Partitions(self.width, tuple(self.slots[v] for v in self.by))
         self.stats = Stats()
         self.forms = LiteralForms()
-        self.output = Output(self.plan, answer_set=True)  # Def. 16: a union of sets
-        self._every = self._every_instant()
+        self.output = Output(self.plan, answer_set=True, start=start)  # Def. 16: a union
+        # every event time is an instant from start: the first one streams the answers so far
+        self._every = start is not None or self._every_instant()
         self._held: _Chunk | None = None  # the latest instant's events, until complete
         self._last: int | None = None  # the latest instant evaluated
         self._first: int | None = None  # the first instant (the window without WITHIN)
@@ -1744,6 +1750,7 @@ class SequenceQuery(IncrementalQuery):
             and not form.expressions
             and self.plan.r2s is R2S.ISTREAM
             and not self.negations
+            and self.output.start is None
         ):
             return _selected_results(self, form, names, m_rows, t1, t2)
         order = np.lexsort((t2, at))

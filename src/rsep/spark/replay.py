@@ -667,7 +667,11 @@ def run_streamed(
     if start is not None or any(not isinstance(g, frozenset) for g in (graphs or {}).values()):
         incremental_query(plan, graphs, start=start)  # the columnar engine reads neither
     session = get_session(master)
-    done = columnar_replay(session, plan, items, graphs, until, bad=bad)
+    # the columnar replay's read tasks run SPAseq from its data's start; from ``start`` the
+    # per-event replay gives each task's evaluator the start
+    done = (
+        None if start is not None else columnar_replay(session, plan, items, graphs, until, bad=bad)
+    )
     if done is not None:
         return done.answers
     if bad is not None and bad.policy is OnError.SKIP:
