@@ -145,10 +145,11 @@ def test_a_kafka_topic_read_on_after_a_restart(
     sink.mkdir()
     options = ("--allow", str(tmp_path), "--allow", f"kafka://{broker}")
     half = len(events) // 2
-    produce(address, [nquads([e]) for e in events[:half]])
     first = serve(tmp_path / "state", *options).start()
     with first.client() as client:
+        # a query is fed what arrives after it is registered: the producer starts after
         register(client, address.url, sink, text)
+        produce(address, [nquads([e]) for e in events[:half]])
         eventually(lambda: client.get("/api/streams/main").json()["events"] == half)
         other = {"name": "o", "source": "kafka://127.0.0.1:1/t"}
         assert client.post("/api/streams", json=other).status_code == 403
