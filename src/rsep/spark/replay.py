@@ -21,9 +21,14 @@ The job, stage by stage (docs/architecture.md):
    evaluates each GPM on the event's graph with pyoxigraph
    (:class:`~rsep.spark.partition.Router`); the event goes to the partition owning each
    of its keys (a CRC-32, computed by Spark), an event without a key to every partition,
-   and its rows are joined with these partitions.
-4. **Evaluate**: each partition's rows are sorted by time; a task rebuilds the events,
-   builds the engine's evaluator, feeds it the events by the one driver loop
+   and its rows are joined with these partitions. An RSP-QL graph pattern over time
+   windows (or RSEP-QL's MATCH without consumption) goes over time ranges instead
+   (:func:`rsep.spark.partition.time_ranges`): each event to its range and to the ranges
+   starting less than the windows' extent after it.
+4. **Evaluate**: each partition's rows are sorted by time; a task rebuilds the events
+   (for RSP-QL's window evaluator, batches of term ids), builds the engine's evaluator
+   (over a time range: from the range's start less the lead, up to its end, keeping the
+   answers inside it), feeds it the events by the one driver loop
    (:func:`rsep.engine.query.drive`: pushes in batches, the watermark between them,
    ``finish`` at ``until``), and returns the answers as rows
    :data:`rsep.spark.job.ANSWER_SCHEMA`.
