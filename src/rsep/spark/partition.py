@@ -42,6 +42,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
+from math import lcm
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Triple
@@ -411,7 +412,7 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
             gaps = [named.window.slide] if WINDOW_CLOSE in fixed else []
             if policy.period is not None:
                 gaps.append(policy.period)
-            gap = gaps[0] if len(gaps) == 1 else _lcm(*gaps)
+            gap = lcm(*gaps)
             lead = max(lead, gap)
     # a range no item reaches has no task: it must have no answer either, as when every
     # reporting window reports only when non-empty, or when nothing answers without an item
@@ -439,12 +440,6 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
             else ")"
         ),
     )
-
-
-def _lcm(a: int, b: int) -> int:
-    from math import gcd
-
-    return a * b // gcd(a, b)
 
 
 def _needs_window_item(plan: Plan) -> bool:
