@@ -66,6 +66,7 @@ from rsep.rdf.event import Event, StreamSet
 from rsep.rdf.terms import XSD
 from rsep.semantics import epsparql as oracle_epsparql
 from rsep.semantics import evaluate
+from rsep.semantics.graph import Snapshot, TimeVaryingGraph
 
 S = paper.S
 S2 = EX + "S2"
@@ -588,6 +589,76 @@ def test_a_pattern_beside_the_event_pattern_joins_its_solutions(graphs: str) -> 
 
 STOCK_TIMES = (1298937600000, 1299283200000, 1299715200000, 1299888000000, 1300579200000)
 """The instants of stock.trig: the 1st, 5th, 10th, 12th and 20th of March 2011."""
+
+
+def sectors_changing(
+    change: int, r2s: str = "istream"
+) -> tuple[Plan, list[Event], dict[str, TimeVaryingGraph]]:
+    """Query (3) under ``r2s`` joined with ``GRAPH :kb { ?company :sector ?sector }`` over a
+    time-varying ``:kb`` (RSP-QL Def. 10) whose second snapshot (Cyberdyne in defence only,
+    Umbrella in biotech) holds from the ``change``-th instant of stock.trig: the plan, events
+    and graphs."""
+    base = paper.paper_plan("query3.epsparql")
+    base = replace(base, parameters=base.parameters.with_values({"r2s": r2s}, Source.QUERY_TEXT))
+    gone = {Literal("pharma"), Literal("robotics")}
+    biotech = Triple(NamedNode(EX + "umbrella"), NamedNode(EX + "sector"), Literal("biotech"))
+    later = frozenset(t for t in SECTORS if t.object not in gone) | {biotech}
+    at = STOCK_TIMES[change]
+    kb = TimeVaryingGraph((Snapshot(SECTORS, None, at - 1), Snapshot(later, at, None)))
+    beside = GraphPatternRef(
+        expand("{ GRAPH :kb { ?company :sector ?sector } }"), frozenset({"company", "sector"})
+    )
+    plan = replace(
+        base,
+        r2r=EventJoin(base.r2r, beside),
+        dataset=replace(base.dataset, named_graphs=(KB,)),
+        form=Select(("company", "sector")),
+    )
+    return plan, events_of(paper.fixture("stock.trig")), {KB: kb}
+
+
+SECTORS_CHANGING = {
+    (2, "istream"): [(2, "cyberdyne", "defence"), (2, "umbrella", "biotech")],
+    (3, "istream"): [
+        (2, "cyberdyne", "defence"),
+        (2, "cyberdyne", "robotics"),
+        (2, "umbrella", "pharma"),
+        (3, "umbrella", "biotech"),
+    ],
+    (3, "dstream"): [(3, "cyberdyne", "robotics"), (3, "umbrella", "pharma")],
+    (4, "rstream"): [
+        *((i, "cyberdyne", "defence") for i in (2, 3, 4)),
+        *((i, "cyberdyne", "robotics") for i in (2, 3)),
+        *((i, "umbrella", "pharma") for i in (2, 3)),
+        (4, "umbrella", "biotech"),
+    ],
+}
+"""The answers of :func:`sectors_changing` by the instant the graph changes at and the
+streaming operator, as (instant of stock.trig, company, sector): every answer is the
+solution ending on the 10th (instant 2), joined at each later instant with the graph then,
+so IStream streams Umbrella's biotech at the change, DStream what the change removed, and
+RStream the pairs of the graph at each instant."""
+
+
+@pytest.mark.parametrize(("change", "r2s"), sorted(SECTORS_CHANGING))
+def test_the_pattern_beside_reads_a_time_varying_graph(change: int, r2s: str) -> None:
+    """The group is evaluated over the graph at each evaluation instant and joined with the
+    whole answer so far (the oracle's ``Join`` at the instant): the answers of
+    :data:`SECTORS_CHANGING`, the oracle's, fed in every way."""
+    plan, events, graphs = sectors_changing(change, r2s)
+    expected = driving.oracle(plan, events, graphs)
+    pairs = sorted(
+        (
+            STOCK_TIMES.index(line["time"]),
+            line["bindings"]["company"].removeprefix(f"<{EX}").removesuffix(">"),
+            line["bindings"]["sector"].strip('"'),
+        )
+        for line in map(json.loads, expected)
+    )
+    assert pairs == sorted(SECTORS_CHANGING[change, r2s])
+    for driver in BATCHES:
+        found = feed(incremental_query(plan, graphs), events, driver)[0]
+        assert canonical(found) == expected, driver
 
 
 @pytest.mark.parametrize("r2s", ["istream", "rstream", "dstream"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import pytest
@@ -43,6 +43,7 @@ from rsep.algebra.events import (
     EventPattern,
     Gpm,
     GraphPatternRef,
+    KbPattern,
     KleenePlus,
     PartitionBy,
     Strategy,
@@ -57,12 +58,13 @@ from rsep.errors import UserError
 from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
+from rsep.semantics.graph import Snapshot, TimeVaryingGraph
 
 
 def columnar(
     plan: Plan,
     events: Sequence[Event],
-    graphs: dict[str, frozenset[Triple]] | None = None,
+    graphs: Mapping[str, frozenset[Triple] | TimeVaryingGraph] | None = None,
     batch: int = 4,
 ) -> list[Result]:
     """The columnar engine's results, the events given in batches of ``batch``."""
@@ -89,7 +91,9 @@ def test_strict_and_skip_till_next_on_prices() -> None:
 
 SEEN: Counter[str] = Counter()
 TRIED: Counter[str] = Counter()
-FAMILIES = ("strategies", "within", "partition", "kleene", "bops")
+FAMILIES = ("strategies", "within", "partition", "kleene", "bops", "knowledge")
+KB = EX + "kb"
+SECTOR = EX + "sector"
 _OPS = ("<", ">", "<=", ">=", "!=", "=")
 
 
@@ -124,22 +128,33 @@ def priced(
         text += f" FILTER (!(?p{i} = {other}) && ?p{i} - {other} <= 1.5)"
     variables = {f"p{i}"} | ({subject[1:]} if subject.startswith("?") else set())
     bound.append(f"p{i}")
-    return Gpm(f"G{i}", stream, GraphPatternRef("{ " + text + " }", frozenset(variables)))
+    pattern = GraphPatternRef("{ " + text + " }", frozenset(variables))
+    if family != "knowledge" or draw(st.integers(0, 2)) == 0:
+        return Gpm(f"G{i}", stream, pattern)
+    # the stock's sector in the knowledge base at the event's time (Def. 15): a constant
+    # sector, a variable of this GPM, or one shared by every GPM (a join across steps)
+    sector = draw(st.sampled_from([f"<{EX}x>", f"?c{i}", "?c"]))
+    kb = GraphPatternRef(
+        "{ " + f"{subject} <{SECTOR}> {sector}" + " }",
+        frozenset(v[1:] for v in (subject, sector) if v.startswith("?")),
+    )
+    return Gpm(f"G{i}", stream, pattern, KbPattern(KB, kb))
 
 
 @st.composite
 def sequences(draw: st.DrawFn, streams: tuple[str, ...], family: str) -> Plan:
     """A random sequence of 1-4 steps on the streams under random strategies: GPMs
-    (:func:`priced`), and for ``kleene`` and ``bops`` also Kleene+ (of a GPM or a
-    disjunction, with or without its own iteration strategy), conjunctions and
-    disjunctions of GPMs; WITHIN always for ``within``, else now and then; PARTITION BY ?s
-    for ``partition``."""
+    (:func:`priced`, a third with a GRAPH part for ``knowledge``), and for ``kleene``,
+    ``bops`` and ``knowledge`` also Kleene+ (of a GPM or a disjunction, with or without its
+    own iteration strategy), conjunctions and disjunctions of GPMs; WITHIN always for
+    ``within``, else now and then; PARTITION BY ?s for ``partition``."""
     count = draw(st.sampled_from([1, 2, 2, 2, 3, 3, 4]))
     steps: list[EventPattern] = []
     bound: list[str] = []
     kinds = {
         "kleene": ("gpm", "kleene", "kleene"),
         "bops": ("gpm", "gpm", "gpm", "and", "or", "or", "or"),
+        "knowledge": ("gpm", "gpm", "gpm", "kleene", "and", "or"),
     }
     for _ in range(count):
         kind = draw(st.sampled_from(kinds.get(family, ("gpm",))))
@@ -172,7 +187,29 @@ def sequences(draw: st.DrawFn, streams: tuple[str, ...], family: str) -> Plan:
     projection = draw(st.sampled_from([(), (), (), tuple(variables[:1]), tuple(variables[-2:])]))
     form = Select(projection, distinct=draw(st.booleans()))
     params = Parameters.defaults().with_values(values, Source.QUERY_TEXT)
-    return Plan(form, Dataset(streams=streams), pattern, params)
+    named = (KB,) if family == "knowledge" else ()
+    return Plan(form, Dataset(named_graphs=named, streams=streams), pattern, params)
+
+
+@st.composite
+def knowledge_bases(draw: st.DrawFn) -> TimeVaryingGraph:
+    """A time-varying knowledge base (RSP-QL Def. 10) changing 0-2 times within 0-13: in
+    each snapshot each stock is in sector x, y or none (an instant no snapshot covers has
+    the empty graph)."""
+    cuts = sorted(draw(st.lists(st.integers(0, 13), max_size=2, unique=True)))
+    bounds = list(zip([None, *cuts], [*(c - 1 for c in cuts), None], strict=True))
+    snapshots = []
+    for low, high in bounds:
+        if draw(st.integers(0, 5)) == 0:
+            continue  # a gap: the empty graph
+        triples = frozenset(
+            Triple(NamedNode(f"{EX}s{k}"), NamedNode(SECTOR), NamedNode(f"{EX}{sector}"))
+            for k in (0, 1)
+            for sector in [draw(st.sampled_from(["x", "y", "x", None]))]
+            if sector is not None
+        )
+        snapshots.append(Snapshot(triples, low, high))
+    return TimeVaryingGraph(tuple(snapshots))
 
 
 @st.composite
@@ -197,7 +234,12 @@ def price_streams(draw: st.DrawFn) -> tuple[tuple[str, ...], list[Event]]:
     return streams, sorted(events, key=lambda e: e.t_end)
 
 
-def incremental(plan: Plan, events: Sequence[Event], data: st.DataObject) -> list[Result]:
+def incremental(
+    plan: Plan,
+    events: Sequence[Event],
+    data: st.DataObject,
+    graphs: Mapping[str, TimeVaryingGraph] | None = None,
+) -> list[Result]:
     """The columnar engine's results fed as a live query: batches of 1, 7 or every event,
     the watermark moved now and then (up to just before the next event), the query
     pickled and read back after some batches (as Spark keeps it between micro-batches)."""
@@ -206,7 +248,7 @@ def incremental(plan: Plan, events: Sequence[Event], data: st.DataObject) -> lis
     advances = data.draw(st.lists(st.sampled_from([None, 0.0, 0.5, 1.0]), max_size=16))
     pickles = data.draw(st.lists(st.booleans(), max_size=4))
     driver = Driver((size,), tuple(advances), tuple(pickles))
-    return feed(SequenceQuery(plan), ordered, driver)[0]
+    return feed(SequenceQuery(plan, graphs), ordered, driver)[0]
 
 
 def as_json(results: Sequence[Result]) -> list[object]:
@@ -219,19 +261,20 @@ def differential(family: str, data: st.DataObject) -> None:
     oracle refuses must be refused too, and is not counted as agreement."""
     streams, events = data.draw(price_streams())
     plan = data.draw(sequences(streams, family))
+    graphs = {KB: data.draw(knowledge_bases())} if family == "knowledge" else {}
     assert columnar_reason(plan) is None
     try:
-        expected = oracle(plan, events)
+        expected = oracle(plan, events, graphs)
     except UserError:
         with pytest.raises(UserError):
-            columnar(plan, events)
+            columnar(plan, events, graphs)
         return
     TRIED[family] += 1
     batch = data.draw(st.integers(1, 6))
-    results = columnar(plan, events, batch=batch)
+    results = columnar(plan, events, graphs, batch=batch)
     found = canonical(results)
     assert found == expected, f"columnar {found}\noracle {expected}"
-    assert as_json(incremental(plan, events, data)) == as_json(results)
+    assert as_json(incremental(plan, events, data, graphs)) == as_json(results)
     if expected:
         SEEN[family] += 1
 
@@ -279,14 +322,16 @@ def test_differential_from_start(family: str) -> None:
     def run(data: st.DataObject) -> None:
         streams, events = data.draw(price_streams())
         plan = data.draw(sequences(streams, family))
+        graphs = {KB: data.draw(knowledge_bases())} if family == "knowledge" else {}
         times = sorted({e.t_end for e in events})
         start = data.draw(st.sampled_from(times)) if times else 0
         try:
-            expected = canonical(evaluate(plan, StreamSet.from_events(events), start=start))
+            found_oracle = evaluate(plan, StreamSet.from_events(events), graphs, start=start)
+            expected = canonical(found_oracle)
         except UserError:
             return
         ordered = sorted(events, key=lambda e: e.t_end)
-        found = feed(SequenceQuery(plan, start=start), ordered, Driver((3,)))[0]
+        found = feed(SequenceQuery(plan, graphs, start=start), ordered, Driver((3,)))[0]
         assert canonical(found) == expected, (start, canonical(found), expected)
         STARTED[family, "tried"] += 1
         STARTED[family, "answered"] += bool(expected)

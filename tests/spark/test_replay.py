@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -381,3 +382,24 @@ def test_engine_limit_is_a_user_error(spark: SparkSession, tmp_path: Path) -> No
     folder = write_parts(market(6), tmp_path / "market", 1)
     with pytest.raises(UserError, match="max_runs"):
         replay(spark, plan, [StreamInput(folder)], partitions=1)
+
+
+# Time-varying graphs beside an event pattern -----------------------------------------------
+
+
+@pytest.mark.parametrize(("change", "r2s"), [(2, "istream"), (3, "dstream")])
+def test_epsparql_beside_a_time_varying_graph(
+    spark: SparkSession, tmp_path: Path, change: int, r2s: str
+) -> None:
+    """EP-SPARQL's query (3) joined with a pattern over a time-varying graph, replayed on
+    Spark (the graph's versions go to the task): the oracle's answers, which depend on the
+    snapshot at each evaluation instant (tests/engine/test_engine_epsparql.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+    from acceptance import write_parts
+    from test_engine_epsparql import SECTORS_CHANGING, sectors_changing
+
+    plan, events, graphs = sectors_changing(change, r2s)
+    expected = oracle(plan, events, graphs)
+    assert len(expected) == len(SECTORS_CHANGING[change, r2s])
+    assert len(write_parts(events, tmp_path / "parts", 2)) == 2
+    assert canonical(run_on_spark(plan, [tmp_path / "parts"], graphs)) == expected

@@ -38,9 +38,11 @@ the streaming operator and the query form). State is bounded: ``max_runs`` solut
 per operator, ``max_window_events`` occurrences.
 
 A pattern beside the EP-SPARQL pattern (an :class:`~rsep.algebra.plan.EventJoin`) is
-evaluated once over the static dataset, and each instant's solutions are joined with its
-solutions, keeping their intervals, before the projection: the oracle's join of an event
-pattern's answers with the group's solutions at the instant (``ContinuousQuery``).
+evaluated once per version of the dataset's graphs (once for static graphs; once per span
+between the changes of time-varying ones, RSP-QL Def. 10), and each instant's solutions are
+joined with the solutions of the version holding at the instant, keeping their intervals,
+before the projection: the oracle's join of an event pattern's answers with the group's
+solutions over the dataset at the instant (``ContinuousQuery``).
 
 ``LeftJoin`` (SPARQL's OPTIONAL) has no plan node (docs/semantics.md: a group holding
 OPTIONAL stays one opaque stream pattern, which the oracle refuses too), so it is not here.
@@ -50,6 +52,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from pyoxigraph import Triple
 
@@ -69,7 +72,7 @@ from rsep.algebra.occurrences import TriplePatterns, derived_triples, sigma, tim
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Rule, SubSelect
 from rsep.engine.bgp import GroupMatcher
-from rsep.engine.continuous import InstantDataset
+from rsep.engine.continuous import InstantDataset, TimeVarying, background_source
 from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
 from rsep.engine.projection import Output
 from rsep.engine.query import InstantQuery
@@ -79,7 +82,7 @@ from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term
 from rsep.reasoning.closure import entail_events
-from rsep.reasoning.regime import background, engine_closure
+from rsep.reasoning.regime import engine_closure
 
 __all__ = ["EpsparqlQuery", "sigma"]
 
@@ -577,9 +580,23 @@ def _root(plan: Plan) -> EventPattern:
     return root
 
 
-def _beside(plan: Plan, graphs: Mapping[str, frozenset[Triple]]) -> list[Mu] | None:
-    """The solutions of the graph pattern beside the event pattern over the dataset's
-    graphs (static: evaluated once), or None when there is none."""
+@dataclass(frozen=True)
+class _Beside:
+    """The solutions of the graph pattern beside the event pattern, per version of the
+    dataset's graphs: ``solutions[i]`` over the graphs as they are from ``changes[i - 1]``
+    (every instant at which one of them may change, sorted)."""
+
+    changes: tuple[int, ...]
+    solutions: tuple[list[Mu], ...]
+
+    def at(self, t: int) -> list[Mu]:
+        """The solutions over the dataset at ``t``."""
+        return self.solutions[bisect.bisect_right(self.changes, t)]
+
+
+def _beside(plan: Plan, graphs: Mapping[str, frozenset[Triple] | TimeVarying]) -> _Beside | None:
+    """The solutions of the graph pattern beside the event pattern over each version of the
+    dataset's graphs, static or time-varying, or None when there is none."""
     r2r = plan.r2r
     if not isinstance(r2r, EventJoin):
         return None
@@ -589,10 +606,17 @@ def _beside(plan: Plan, graphs: Mapping[str, frozenset[Triple]]) -> list[Mu] | N
     missing = [iri for iri in wanted if iri not in graphs]
     if missing:
         raise UserError("no content given for graph(s) " + ", ".join(f"<{i}>" for i in missing))
+    changes = sorted(
+        {c for g in graphs.values() if isinstance(g, TimeVarying) for c in g.changes()}
+    )
     dataset = InstantDataset(plan, LiteralForms())
-    dataset.update([], graphs)
-    rows = dataset.query(f"SELECT *\nWHERE {{\n{r2r.graph.text}\n}}", 0)
-    return [Mu(row) for row in rows]
+    found: list[list[Mu]] = []
+    for instant in [changes[0] - 1, *changes] if changes else [0]:
+        at = {iri: g.at(instant) if isinstance(g, TimeVarying) else g for iri, g in graphs.items()}
+        dataset.update([], at)
+        rows = dataset.query(f"SELECT *\nWHERE {{\n{r2r.graph.text}\n}}", instant)
+        found.append([Mu(row) for row in rows])
+    return _Beside(tuple(changes), tuple(found))
 
 
 def _joined(answers: Iterable[Solution], beside: list[Mu]) -> list[Solution]:
@@ -627,19 +651,23 @@ class EpsparqlQuery(InstantQuery):
     def __init__(
         self,
         plan: Plan,
-        graphs: Mapping[str, frozenset[Triple]] | None = None,
+        graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None = None,
         *,
         start: int | None = None,
     ) -> None:
+        """``graphs``: static or time-varying (RSP-QL Def. 10)."""
         plan = apply_profile(plan)
         params = plan.parameters
         given = graphs or {}
         self.closure = engine_closure(params, given)
         """The ontology stream items are entailed with (``entailment``), or None."""
-        super().__init__(plan, {iri: background(params, g) for iri, g in given.items()})
+        super().__init__(plan)
         root = _root(plan)
-        self.beside = _beside(plan, self.graphs)
+        sources = {iri: background_source(params, g) for iri, g in given.items()}
+        self.beside = _beside(plan, sources)
         """The solutions of the graph pattern beside the event pattern, or None."""
+        self._answer: list[Solution] = []
+        """Every solution so far, kept when the graphs beside change (:meth:`_instant`)."""
         self.rules: tuple[Rule, ...] = plan.closure_rules
         self.templates = tuple(
             TriplePatterns.parse("{ " + r.template + " }", "a CONSTRUCT template")
@@ -764,12 +792,22 @@ class EpsparqlQuery(InstantQuery):
                 break
             self._check_size(None, t)
         answers = list(self.root.now)
-        if self.beside is not None:
-            answers = _joined(answers, self.beside)
         for tree in self.trees:
             for node in tree.walk():
                 node.commit(self.max_runs)
-        out = self.output.instant(t, answers, ev.matcher)
+        if self.beside is None:
+            out = self.output.instant(t, answers, ev.matcher)
+        elif self.beside.changes:  # the graphs change: the whole answer joined again
+            self._answer += answers
+            if len(self._answer) > self.max_events:
+                raise UserError(
+                    f"the pattern's whole answer is kept (a graph beside it changes) and "
+                    f"holds {len(self._answer)} solutions at {t}, more than "
+                    f"max_window_events = {self.max_events}"
+                )
+            out = self.output.whole(t, _joined(self._answer, self.beside.at(t)), ev.matcher)
+        else:
+            out = self.output.instant(t, _joined(answers, self.beside.at(t)), ev.matcher)
         self.output.forget(t + 1)
         return out
 

@@ -45,12 +45,12 @@ from rsep.rdf.terms import XSD_STRING
 __all__ = [
     "CompiledGpm",
     "Filter",
+    "KnowledgeBase",
     "Solutions",
     "compile_gpm",
     "equal_pairs",
     "join_keys",
     "join_solutions",
-    "kb_table",
     "keep_counted",
     "match_patterns",
     "solutions",
@@ -314,9 +314,10 @@ def kb_table(
     graph: frozenset[Triple],
     dictionary: TermDictionary,
     slots: Mapping[str, int],
-) -> pa.Table:
-    """``⟦P_D⟧`` over the knowledge base (Def. 15) with its own FILTERs, once: a column
-    per named variable of the GRAPH part."""
+) -> tuple[Columns, int]:
+    """``⟦P_D⟧`` over one knowledge base graph (Def. 15) with its own FILTERs: a column per
+    named variable of the GRAPH part, and the number of solutions (one or none without a
+    variable: the count is kept apart, since no column holds it)."""
     whole = next(batches_of([Event.point("urn:rsep:kb", 0, graph)], dictionary))
     triples = {"event": whole.triple_event, "s": whole.s, "p": whole.p, "o": whole.o}
     matcher = GraphMatcher()
@@ -327,10 +328,69 @@ def kb_table(
     found = match_patterns(compiled.kb_patterns, triples, dictionary, compiled.kb_local, keep)
     names = sorted(v for v in pattern_variables(compiled.kb_patterns) if not v.startswith("_:"))
     if found is None:
-        return pa.table({n: pa.array([], pa.int32()) for n in names})
+        return {n: np.zeros(0, np.int32) for n in names}, 0
     if not names:  # one empty solution, or none
-        return pa.table({"_": np.zeros(min(1, len(found["event"])), np.int32)}).select([])
-    return pa.table({n: found[n] for n in names})
+        return {}, min(1, len(found["event"]))
+    return {n: found[n] for n in names}, len(found["event"])
+
+
+_ROW = " row"
+"""The column that keeps a solution's position through :meth:`KnowledgeBase.join` (no
+variable has this name)."""
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    """``Γ(v)`` of a GPM's GRAPH part (SPAseq Def. 15) as it is at an event's time: the
+    versions of the graph (one for a static graph, one per span between the changes of a
+    time-varying graph, RSP-QL Def. 10, as :func:`rsep.semantics.graph.versions` gives
+    them) and, for a compiled GPM, ``⟦P_D⟧`` over each, matched once."""
+
+    changes: np.ndarray
+    """int64, sorted: version ``i`` holds from ``changes[i - 1]``."""
+    graphs: tuple[frozenset[Triple], ...]
+    tables: tuple[tuple[Columns, int], ...] | None
+    """Per version, ``⟦P_D⟧``'s columns and row count (:func:`kb_table`)."""
+
+    @classmethod
+    def of(
+        cls,
+        changes: Sequence[int],
+        graphs: Sequence[frozenset[Triple]],
+        compiled: CompiledGpm | None,
+        dictionary: TermDictionary,
+        slots: Mapping[str, int],
+    ) -> KnowledgeBase:
+        """The knowledge base of ``graphs`` (its versions), matched for ``compiled``."""
+        tables = (
+            None
+            if compiled is None
+            else tuple(kb_table(compiled, g, dictionary, slots) for g in graphs)
+        )
+        return cls(np.array(changes, np.int64), tuple(graphs), tables)
+
+    def graph_at(self, t: int) -> frozenset[Triple]:
+        """``Γ(v)`` at ``t``."""
+        return self.graphs[int(np.searchsorted(self.changes, t, side="right"))]
+
+    def join(self, found: Columns, times: np.ndarray) -> Columns:
+        """The solutions joined on their shared variables with ``⟦P_D⟧`` over the version
+        at their event's time (``times`` by event), in the solutions' order."""
+        assert self.tables is not None
+        if len(self.tables) == 1:
+            return _join_kb(found, *self.tables[0])
+        version = np.searchsorted(self.changes, times[found["event"]], side="right")
+        parts = []
+        for v in np.unique(version).tolist():
+            rows = np.flatnonzero(version == v)
+            part = {n: c[rows] for n, c in found.items()}
+            part[_ROW] = rows
+            parts.append(_join_kb(part, *self.tables[v]))
+        if not parts:
+            return _join_kb(found, *self.tables[0])
+        joined = {n: np.concatenate([p[n] for p in parts]) for n in parts[0]}
+        order = np.argsort(joined.pop(_ROW), kind="stable")
+        return {n: c[order] for n, c in joined.items()}
 
 
 def solutions(
@@ -340,7 +400,7 @@ def solutions(
     dictionary: TermDictionary,
     slots: Mapping[str, int],
     width: int,
-    kb: pa.Table | None,
+    kb: KnowledgeBase | None,
     matcher: GraphMatcher,
     skeletons: dict[tuple[object, ...], pa.Table | None] | None = None,
 ) -> Solutions:
@@ -383,7 +443,7 @@ def solutions(
         for f in compiled.local:
             found = keep(found, f)
     if kb is not None:
-        found = _join_kb(found, kb)
+        found = kb.join(found, batch.event_start)
     event = found["event"]
     rows = np.full((len(event), width), -1, np.int32)
     for name, column in found.items():
@@ -401,12 +461,11 @@ def _stream_triples(batch: TripleBatch, stream: int) -> Columns:
     return {n: c[on_stream] for n, c in columns.items()}
 
 
-def _join_kb(found: Columns, kb: pa.Table) -> Columns:
-    """The solutions joined with the knowledge base's (Def. 15) on their shared variables,
-    in the solutions' (event) order."""
-    shared = [n for n in kb.column_names if n in found]
-    right = {n: kb[n].to_numpy() for n in kb.column_names}
-    return join_solutions(found, right, shared, kb.num_rows)
+def _join_kb(found: Columns, kb: Columns, n_kb: int) -> Columns:
+    """The solutions joined with the knowledge base's (Def. 15, ``n_kb`` rows) on their
+    shared variables, in the solutions' (event) order."""
+    shared = [n for n in kb if n in found]
+    return join_solutions(found, kb, shared, n_kb)
 
 
 def join_solutions(left: Columns, right: Columns, shared: Sequence[str], n_right: int) -> Columns:

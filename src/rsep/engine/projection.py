@@ -162,18 +162,39 @@ class Output:
                 "(--set r2s=istream) or raise it (--set max_window_events=N)"
             )
 
+    def whole(self, t: int, whole: Sequence[Answer], matcher: GraphMatcher) -> list[Result]:
+        """The results at ``t`` given the whole answer at ``t`` rather than what is new: an
+        answer that can lose mappings (one joined with a pattern over a graph that changed,
+        RSP-QL Def. 10) is compared whole with the answer at the evaluation before (Def.
+        20-22), as the solution modifiers' is; at most ``max_window_events`` mappings."""
+        self._check_size(len(whole))
+        return self._modified(t, whole, matcher)
+
     def _modified(self, t: int, whole: Sequence[Answer], matcher: GraphMatcher) -> list[Result]:
-        """The results at ``t`` of a plan with solution modifiers: they apply to the whole
-        answer ``whole`` (:func:`rsep.algebra.modifiers.apply`), and the streaming operator
-        compares the modified answer with the one at the evaluation before (RSP-QL Def.
-        20-22, :meth:`rsep.algebra.r2s.R2S.apply`, as the oracle applies it)."""
-        assert self.modifiers is not None
+        """The results at ``t`` from the whole answer ``whole``: the solution modifiers
+        apply to it (:func:`rsep.algebra.modifiers.apply`), or else the SELECT's expressions,
+        projection and DISTINCT, and the streaming operator compares the result with the one
+        at the evaluation before (RSP-QL Def. 20-22, :meth:`rsep.algebra.r2s.R2S.apply`, as
+        the oracle applies it)."""
         if self.start is not None and t < self.start:
             self._psi = None  # the first instant from start compares with ∅
             return []
-        rows = apply_modifiers(
-            self.modifiers, [(mu, (t1, t2)) for mu, t1, t2 in whole], matcher.forms
-        )
+        rows: list[Row]
+        if self.modifiers is not None:
+            rows = apply_modifiers(
+                self.modifiers, [(mu, (t1, t2)) for mu, t1, t2 in whole], matcher.forms
+            )
+        else:
+            distinct = self.answer_set or (isinstance(self.form, Select) and self.form.distinct)
+            seen: set[_Key] = set()
+            rows = []
+            for answer in whole:
+                mu, t1, t2 = self._project(answer, matcher)
+                key = _key(mu, t1, t2)
+                if distinct and key in seen:
+                    continue
+                seen.add(key)
+                rows.append((mu, (t1, t2)))
         texts = [_Text.of(row) for row in rows]
         streamed = [cast(_Text, mu).row for mu, _ in self.r2s.apply(self._psi, texts, t)]
         self._psi = texts

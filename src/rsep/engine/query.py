@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -168,15 +167,14 @@ def incremental_query(
     window state (:mod:`rsep.engine.continuous`).
 
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
-    is the oracle's start of the time range; the RSP-QL, RSEP-QL and CQELS-CEP evaluators
-    read both, EP-SPARQL's and SPAseq's static graphs and a ``start``.
+    is the oracle's start of the time range; every evaluator reads both.
     ``dictionary`` is the term ids of the batches it takes, shared with other queries pushed
     the same batches: the SPAseq, RSP-QL and RSEP-QL evaluators take batches (the EP-SPARQL
     and CQELS-CEP ones take events)."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
-        return SequenceQuery(plan, _static_only(graphs, "SPAseq"), dictionary, start=start)
+        return SequenceQuery(plan, graphs, dictionary, start=start)
     if isinstance(plan.r2r, GraphPatternRef):
         from rsep.engine.continuous import ContinuousWindowQuery
 
@@ -195,28 +193,11 @@ def incremental_query(
     if StreamBgp in kinds:
         from rsep.engine.epsparql import EpsparqlQuery
 
-        return EpsparqlQuery(plan, _static_only(graphs, "EP-SPARQL"), start=start)
+        return EpsparqlQuery(plan, graphs, start=start)
     raise UserError(
         f"the engine does not evaluate a plan whose r2r is {type(root).__name__}; "
         "use --engine reference"
     )
-
-
-def _static_only(
-    graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None, language: str
-) -> dict[str, frozenset[Triple]]:
-    """``graphs`` for an event evaluator, which reads static graphs: a time-varying graph
-    that changes is refused with the reason."""
-    out: dict[str, frozenset[Triple]] = {}
-    for iri, graph in (graphs or {}).items():
-        if not isinstance(graph, AbstractSet):
-            raise UserError(
-                f"<{iri}> is a time-varying graph that changes; the engine's {language} "
-                "evaluator reads static graphs (RSP-QL, RSEP-QL and CQELS-CEP read "
-                "time-varying ones; use --engine reference)"
-            )
-        out[iri] = frozenset(graph)
-    return out
 
 
 def drive(

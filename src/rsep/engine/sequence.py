@@ -49,13 +49,14 @@ from rsep.algebra.plan import Ask, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.engine import automaton
 from rsep.engine.batch import TripleBatch, batches_of
+from rsep.engine.continuous import TimeVarying, background_source
 from rsep.engine.expression import BOUND, PUSH_VAR, comparison_operands, evaluate_rows
 from rsep.engine.pattern import (
     CompiledGpm,
     Filter,
+    KnowledgeBase,
     Solutions,
     compile_gpm,
-    kb_table,
     solutions,
 )
 from rsep.engine.projection import Answer, Output
@@ -69,7 +70,8 @@ from rsep.rdf.results import Result, SelectResult
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import to_nt
 from rsep.reasoning.closure import entail_batch
-from rsep.reasoning.regime import background, engine_closure
+from rsep.reasoning.regime import engine_closure
+from rsep.semantics.graph import versions
 
 __all__ = ["SequenceQuery", "Stats", "columnar_reason", "describe"]
 
@@ -748,32 +750,33 @@ class SequenceQuery(IncrementalQuery):
     def __init__(
         self,
         plan: Plan,
-        graphs: Mapping[str, frozenset[Triple]] | None = None,
+        graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None = None,
         dictionary: TermDictionary | None = None,
         *,
         start: int | None = None,
     ) -> None:
-        """``dictionary``: the term ids of the batches it is pushed, shared with the other
-        queries that read them (a new one when not given). ``start`` is the oracle's start
-        of the time range: the events before it are evaluated, but the first evaluation
-        instant at or after it streams every answer known so far (IStream compares it with
-        ∅, RSP-QL Def. 21), and none is reported before it."""
+        """``graphs``: static or time-varying (RSP-QL Def. 10; a GRAPH part reads ``Γ(v)``
+        at the event's time, Def. 15). ``dictionary``: the term ids of the batches it is
+        pushed, shared with the other queries that read them (a new one when not given).
+        ``start`` is the oracle's start of the time range: the events before it are
+        evaluated, but the first evaluation instant at or after it streams every answer
+        known so far (IStream compares it with ∅, RSP-QL Def. 21), and none is reported
+        before it."""
         plan = apply_profile(plan)
         read = _steps(plan)
         if isinstance(read, str):
             raise UserError(f"the columnar engine does not evaluate this plan: {read}")
         given = dict(graphs or {})
-        # background graphs materialised once, items entailed per batch (parameter
-        # entailment: rsep.reasoning)
-        graphs = {iri: background(plan.parameters, g) for iri, g in given.items()}
-        super().__init__(plan, graphs)
+        # background graphs' versions materialised once, items entailed per batch
+        # (parameter entailment: rsep.reasoning)
+        sources = {iri: versions(background_source(plan.parameters, g)) for iri, g in given.items()}
+        super().__init__(plan, {})
         self.gpms, self.variants, within, self.by = read
         self.within = -1 if within is None else within
         self.t0 = plan.parameters.t0
         self.max_runs = plan.parameters.max_runs
-        graphs = dict(graphs or {})
         wanted = [*plan.dataset.default_graphs, *plan.dataset.named_graphs]
-        missing = [iri for iri in wanted if iri not in graphs]
+        missing = [iri for iri in wanted if iri not in sources]
         if missing:
             raise UserError(
                 "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
@@ -823,23 +826,19 @@ class SequenceQuery(IncrementalQuery):
             not _binds(self.gpms, v.steps[0], self.by) for v in self.variants
         )
         self.matcher = GraphMatcher()
-        self.kb: list[pa.Table | None] = []
-        self.kb_graphs: list[frozenset[Triple]] = []
+        self.knowledge: list[KnowledgeBase | None] = []  # Γ(v) by GPM (Def. 15)
         for gpm, c in zip(self.gpms, self.compiled, strict=True):
             if gpm.graph_kb is None:
-                self.kb.append(None)
-                self.kb_graphs.append(frozenset())
+                self.knowledge.append(None)
                 continue
             iri = gpm.graph_kb.graph
-            if iri not in graphs:
+            if iri not in sources:
                 raise UserError(
                     f"GPM {gpm.name} reads the knowledge base graph <{iri}>, which the "
                     "dataset does not hold (SPAseq Definition 15: Γ(v) must name a graph of D)"
                 )
-            self.kb_graphs.append(graphs[iri])
-            self.kb.append(
-                None if c is None else kb_table(c, graphs[iri], self.dictionary, self.slots)
-            )
+            changes, held = sources[iri]
+            self.knowledge.append(KnowledgeBase.of(changes, held, c, self.dictionary, self.slots))
         self._programs()
         self.key_gpms = tuple(
             i for i, g in enumerate(self.gpms) if self.by and no_key_alone(g) is None
@@ -1100,7 +1099,7 @@ class SequenceQuery(IncrementalQuery):
         """Each GPM's solutions over the batch (none for a GPM whose stream it lacks)."""
         found: list[Solutions] = []
         skeletons: dict[tuple[object, ...], pa.Table | None] = {}  # GPMs sharing a pattern
-        for i, (c, kb) in enumerate(zip(self.compiled, self.kb, strict=True)):
+        for i, (c, kb) in enumerate(zip(self.compiled, self.knowledge, strict=True)):
             stream = self.gpms[i].stream
             if stream not in batch.streams or (c is None and i not in self.key_gpms):
                 found.append(Solutions(np.zeros(0, np.int32), np.zeros((0, self.width), np.int32)))
@@ -1557,7 +1556,7 @@ class SequenceQuery(IncrementalQuery):
                     graph = graphs.get(e)
                     if graph is None:
                         graph = graphs[e] = _graph_of(kept, e, self.dictionary)
-                    found += self._gpm_exactly(o, graph, mu)
+                    found += self._gpm_exactly(o, graph, int(kept.time[e]), mu)
                     self.stats.inexact_rows += 1
                 hits.append(found)
             if all(hits) and any(
@@ -1639,17 +1638,21 @@ class SequenceQuery(IncrementalQuery):
                     if key[slot] >= 0
                 }
             )
-            found = self._gpm_exactly(gi, exact.graph(int(exact.seen[e]), self.dictionary), mu)
+            seen = int(exact.seen[e])
+            graph = exact.graph(seen, self.dictionary)
+            found = self._gpm_exactly(gi, graph, int(exact.chunk.time[seen]), mu)
             exact.add(gi, e, key, self._compact(gi, self._rows_of(found)))
             self.stats.inexact_rows += 1
         exact.tables()
 
-    def _gpm_exactly(self, gi: int, graph: frozenset[Triple], mu: Mu) -> list[Mu]:
-        """``{μ} ⋈ ⟦μ(P)⟧_G`` for GPM ``gi`` on ``graph``, with its knowledge base part."""
+    def _gpm_exactly(self, gi: int, graph: frozenset[Triple], t: int, mu: Mu) -> list[Mu]:
+        """``{μ} ⋈ ⟦μ(P)⟧_G`` for GPM ``gi`` on ``graph``, an event at ``t``, with its
+        knowledge base part (``Γ(v)`` at ``t``)."""
         gpm = self.gpms[gi]
         found = self.matcher.match(gpm.pattern, graph, bound=mu)
-        if gpm.graph_kb is not None and found:
-            kb = self.kb_graphs[gi]
+        knowledge = self.knowledge[gi]
+        if gpm.graph_kb is not None and knowledge is not None and found:
+            kb = knowledge.graph_at(t)
             found = [
                 nu for part in found for nu in self.matcher.match(gpm.graph_kb.pattern, kb, part)
             ]
@@ -1686,7 +1689,8 @@ class SequenceQuery(IncrementalQuery):
         event: list[np.ndarray] = [np.zeros(0, np.int32)]
         rows: list[np.ndarray] = [np.zeros((0, self.width), np.int32)]
         for e in events.tolist():
-            found = self._rows_of(self._gpm_exactly(gi, _graph_of(chunk, e, self.dictionary), Mu()))
+            graph = _graph_of(chunk, e, self.dictionary)
+            found = self._rows_of(self._gpm_exactly(gi, graph, int(chunk.time[e]), Mu()))
             event.append(np.full(len(found), e, np.int32))
             rows.append(found)
             self.stats.inexact_rows += 1

@@ -11,6 +11,7 @@ from pyoxigraph import Triple
 
 from rsep.algebra.params import Entailment, Parameters
 from rsep.reasoning.reasoner import Ontology, materialise
+from rsep.semantics.graph import versions
 
 if TYPE_CHECKING:
     from rsep.engine.terms import TermDictionary
@@ -29,14 +30,10 @@ __all__ = [
 def graph_triples(graph: object) -> frozenset[Triple]:
     """Every triple a background graph ever holds: a static graph itself, a time-varying
     graph the union of its snapshots (``snapshots``, or ``at`` each instant it changes)."""
-    if isinstance(graph, AbstractSet):
-        return frozenset(graph)
     snapshots = getattr(graph, "snapshots", None)
     if snapshots is not None:
         return frozenset(t for snapshot in snapshots for t in snapshot.graph)
-    changes = sorted(graph.changes())  # type: ignore[attr-defined]
-    instants = [changes[0] - 1, *changes] if changes else [0]
-    return frozenset(t for instant in instants for t in graph.at(instant))  # type: ignore[attr-defined]
+    return frozenset(t for one in versions(graph)[1] for t in one)
 
 
 def background(parameters: Parameters, graph: AbstractSet[Triple]) -> frozenset[Triple]:

@@ -45,6 +45,7 @@ __all__ = [
     "TimeVaryingGraph",
     "read_graph",
     "read_time_varying_graph",
+    "versions",
 ]
 
 Graph: TypeAlias = AbstractSet[Triple]
@@ -138,6 +139,18 @@ class TimeVaryingGraph:
             if snapshot.valid_until is not None:
                 found.add(snapshot.valid_until + 1)
         return frozenset(found)
+
+
+def versions(graph: object) -> tuple[tuple[int, ...], tuple[frozenset[Triple], ...]]:
+    """A background graph's versions: the instants at which it may change (``changes``,
+    sorted) and the instantaneous graph over each span between them (RSP-QL Def. 10): one
+    for a static graph, ``len(changes) + 1`` for a time-varying one (``at``, ``changes``),
+    version ``i`` holding from ``changes[i - 1]``."""
+    if isinstance(graph, AbstractSet):
+        return (), (frozenset(graph),)
+    changes = tuple(sorted(graph.changes()))  # type: ignore[attr-defined]
+    instants = [changes[0] - 1, *changes] if changes else [0]
+    return changes, tuple(graph.at(t) for t in instants)  # type: ignore[attr-defined]
 
 
 def as_time_varying(graph: Graph | TimeVaryingGraph) -> TimeVaryingGraph:
