@@ -10,7 +10,7 @@ patterns through this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ __all__ = [
     "event_part",
     "expression_variables",
     "group_of",
+    "inner_group",
     "never_true",
     "no_key_alone",
     "pattern_variables",
@@ -43,6 +44,24 @@ def group_of(text: str) -> ast.Group | None:
     from rsep.lang import parse_query
 
     return parse_query("SELECT * WHERE " + text, "sparql", check=False).where
+
+
+def inner_group(
+    where: ast.Node | None, through: Callable[[ast.SubSelect], bool] | None = None
+) -> ast.Node | None:
+    """``{ { P } }`` as ``P`` (SPARQL 1.1 sec. 18.2.2.6), as deep as it nests; with
+    ``through``, a lone sub-select it accepts stands for its pattern too."""
+    from rsep.lang import ast
+
+    while isinstance(where, ast.GroupPattern) and len(where.elements) == 1:
+        inner = where.elements[0]
+        if isinstance(inner, ast.GroupPattern):
+            where = inner
+        elif isinstance(inner, ast.SubSelect) and through is not None and through(inner):
+            where = inner.where
+        else:
+            break
+    return where
 
 
 def event_part(gpm: Gpm) -> tuple[tuple[TriplePattern, ...], tuple[ast.Expr, ...]] | str:

@@ -38,6 +38,7 @@ from rsep.algebra.gpm import (
     basic_pattern,
     expression_variables,
     group_of,
+    inner_group,
     pattern_variables,
 )
 from rsep.engine.batch import batches_of
@@ -87,13 +88,7 @@ class Group:
 def compile_group(text: str, dictionary: TermDictionary) -> Group | str:
     """The group pattern ``text`` as blocks and FILTER programs, or why the columnar path
     does not evaluate it (a reason ``rsep explain`` shows)."""
-    where = group_of("{\n" + text + "\n}")
-    while (
-        isinstance(where, ast.GroupPattern)
-        and len(where.elements) == 1
-        and isinstance(where.elements[0], ast.GroupPattern)
-    ):
-        where = where.elements[0]  # { { P } } is P (SPARQL 1.1 sec. 18.2.2.6)
+    where = inner_group(group_of("{\n" + text + "\n}"))
     if not isinstance(where, ast.GroupPattern):
         return "the pattern is not a group pattern"
     default: list[TriplePattern] = []

@@ -59,6 +59,7 @@ from rsep.algebra.events import (
 )
 from rsep.algebra.gpm import (
     group_of,
+    inner_group,
 )
 from rsep.algebra.nfa import Nfa, StateKind, TransitionKind, When
 from rsep.algebra.passes import apply_profile
@@ -448,17 +449,8 @@ def _needs_window_item(plan: Plan) -> bool:
     is RSEP-QL's MATCH."""
     if not isinstance(plan.r2r, GraphPatternRef):
         return True  # MATCH: an event mapping is made of items (RSEP-QL Sect. 4.2)
-    where: ast.Node | None = group_of("{\n" + plan.r2r.text + "\n}")
-    while True:  # { { P } } is P; a sub-select without aggregates answers only where P does
-        if isinstance(where, ast.GroupPattern) and len(where.elements) == 1:
-            inner = where.elements[0]
-            if isinstance(inner, ast.GroupPattern | ast.SubSelect):
-                where = inner
-                continue
-        if isinstance(where, ast.SubSelect) and not _aggregates(where):
-            where = where.where
-            continue
-        break
+    # a sub-select without aggregates answers only where its pattern does
+    where = inner_group(group_of("{\n" + plan.r2r.text + "\n}"), lambda sub: not _aggregates(sub))
     if not isinstance(where, ast.GroupPattern):
         return False
     ds = plan.dataset
