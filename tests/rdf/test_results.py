@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from rsep.errors import InputError
-from rsep.rdf.results import AskResult, ConstructResult, SelectResult, read_results, write_results
+from rsep.rdf.results import (
+    _ESCAPE,
+    AskResult,
+    ConstructResult,
+    SelectResult,
+    json_line,
+    read_results,
+    write_results,
+)
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -82,3 +90,28 @@ def test_line_breaking_characters_stay_on_one_line() -> None:
     text, back = roundtrip([result])
     assert len(text.splitlines()) == 1
     assert back == [result]
+
+
+_TEXTS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+
+
+@given(
+    time=st.integers(-(2**62), 2**62),
+    bindings=st.dictionaries(_TEXTS, _TEXTS, max_size=4),
+    interval=st.none() | st.tuples(st.integers(0, 2**62), st.integers(0, 2**62)),
+)
+def test_json_line_is_json_dumps_escaped(
+    time: int, bindings: dict[str, str], interval: tuple[int, int] | None
+) -> None:
+    """The SELECT path of ``json_line`` writes exactly what ``json.dumps`` with compact
+    separators writes (quotes, backslashes, control characters, any code point), with the
+    characters that break lines escaped; other objects go through the encoder itself."""
+    obj: dict[str, object] = {"time": time, "bindings": bindings}
+    if interval is not None:
+        obj["interval"] = list(interval)
+    expected = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).translate(_ESCAPE)
+    line = json_line(obj)
+    assert line == expected
+    assert len(line.splitlines()) == 1 and json.loads(line) == obj
+    ask = {"time": time, "boolean": bool(bindings)}
+    assert json_line(ask) == json.dumps(ask, separators=(",", ":"))

@@ -9,14 +9,20 @@ oracle give result objects, and each form is made from either.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from rsep.algebra.plan import Ask, Construct, QueryForm, Select
 from rsep.errors import BadRecords, UserError
-from rsep.rdf.results import ConstructResult, Result, SelectResult, read_results, write_results
+from rsep.rdf.results import (
+    ConstructResult,
+    Result,
+    SelectResult,
+    json_line,
+    read_results,
+    write_results,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,7 +104,7 @@ class Answers(Iterator[Result]):
             if isinstance(answer, str):
                 yield answer
             else:
-                yield json.dumps(answer.to_json(), ensure_ascii=False, separators=(",", ":"))
+                yield json_line(answer.to_json())
 
     def to_arrow(self) -> pa.Table:
         """The answers as an Arrow table (:func:`table_schema` gives its columns)."""

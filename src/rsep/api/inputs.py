@@ -187,14 +187,21 @@ def batch_sources(
     return sources
 
 
-def read_table(data: object, time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> pa.Table:
+def read_table(
+    data: object,
+    time_unit: TimeUnit = TimeUnit.MILLISECONDS,
+    *,
+    dictionary: TermDictionary | None = None,
+) -> pa.Table:
     """Stream files (as :meth:`rsep.Query.run` takes them) as one Arrow table of triples in
     the event store's schema (:data:`~rsep.spark.eventstore.TABLE_COLUMNS`), in time
     order: what ``Query.run`` and ``Query.transform`` take, so any stream format becomes a
     pandas or Spark DataFrame. Read by the columnar engine's readers
     (:func:`rsep.engine.batch.read_batches`, merged in time order) and written column by
-    column from its term dictionary, with no Python object per triple; each event gets a
-    blank node of its own as ``event_id`` (``_:e0``, ``_:e1``… in time order)."""
+    column from its term dictionary (``dictionary``, a new one when not given: a caller
+    reading many small inputs keeps one, so that each term is parsed and typed once), with
+    no Python object per triple; each event gets a blank node of its own as ``event_id``
+    (``_:e0``, ``_:e1``… in time order)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -208,7 +215,7 @@ def read_table(data: object, time_unit: TimeUnit = TimeUnit.MILLISECONDS) -> pa.
         raise UserError("read_table reads stream files (a table of triples is one already)")
     if not reads_as_batches(files):
         raise UserError("read_table does not read CSR-Bench data folders; run them with Query.run")
-    terms = TermDictionary()
+    terms = TermDictionary() if dictionary is None else dictionary
     sources = batch_sources(files, terms, time_unit)
     parts = []
     seen = 0

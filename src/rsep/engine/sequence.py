@@ -483,41 +483,61 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class _Partitions:
-    """Partition ids by key value (the key variables' term ids)."""
+    """Partition ids by key value (the key variables' term ids): the known keys' codes
+    sorted, with their ids, looked up for a whole batch at once."""
 
     width: int
     slots: tuple[int, ...]
-    ids: dict[tuple[int, ...], int] = field(default_factory=dict)
+    count: int = 0
+    codes: np.ndarray | None = None
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     start: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int32))
 
     def add(self, keys: np.ndarray) -> np.ndarray:
-        """The partition of each key row (new keys get new partitions)."""
+        """The partition of each key row (new keys get new partitions, numbered in the
+        order of their sorted rows)."""
         if not self.slots:
             return np.zeros(len(keys), np.int32)
         unique, inverse = unique_rows(keys)
+        code = _key_codes(unique)
         ids = np.empty(len(unique), np.int32)
-        fresh = []
-        for i, row in enumerate(unique):
-            key = tuple(int(x) for x in row)
-            found = self.ids.get(key)
-            if found is None:
-                found = self.ids[key] = len(self.ids)
-                fresh.append(row)
-            ids[i] = found
-        if fresh:
-            rows = np.full((len(fresh), self.width), -1, np.int32)
-            rows[:, list(self.slots)] = np.array(fresh, np.int32)
+        if self.codes is None or len(self.codes) == 0:
+            known = np.zeros(len(unique), bool)
+        else:
+            at = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
+            known = self.codes[at] == code
+            ids[known] = self.ids[at[known]]
+        fresh = ~known
+        added = int(np.count_nonzero(fresh))
+        if added:
+            numbers = np.arange(self.count, self.count + added, dtype=np.int32)
+            ids[fresh] = numbers
+            self.count += added
+            codes = code[fresh] if self.codes is None else np.concatenate([self.codes, code[fresh]])
+            numbered = np.concatenate([self.ids, numbers])
+            order = np.argsort(codes, kind="stable")
+            self.codes, self.ids = codes[order], numbered[order]
+            rows = np.full((added, self.width), -1, np.int32)
+            rows[:, list(self.slots)] = unique[fresh]
             self.start = np.concatenate([self.start.reshape(-1, self.width), rows])
         parts: np.ndarray = ids[inverse]
         return parts
 
     def __len__(self) -> int:
-        return max(len(self.ids), 1)
+        return max(self.count, 1)
 
     def starts(self) -> np.ndarray:
         if not self.slots:
             return np.full((1, self.width), -1, np.int32)
         return self.start.reshape(-1, self.width)
+
+
+def _key_codes(rows: np.ndarray) -> np.ndarray:
+    """One comparable value per key row (int32 term ids): the id itself for one column,
+    the row's bytes otherwise (equal exactly when the rows are)."""
+    if rows.shape[1] == 1:
+        return rows[:, 0].astype(np.int64)
+    return np.ascontiguousarray(rows, np.int32).view(np.dtype((np.void, 4 * rows.shape[1]))).ravel()
 
 
 def _binds(gpms: tuple[Gpm, ...], step: _Step, by: tuple[str, ...]) -> bool:
@@ -1166,7 +1186,7 @@ class SequenceQuery(IncrementalQuery):
         keyed = np.zeros(n, bool)
         keyed[ev] = True
         keyless = np.flatnonzero(~keyed).astype(np.int32)
-        count = len(self.partitions.ids)
+        count = self.partitions.count
         pe_ev, pe_part = ev, parts
         if len(keyless) and count:
             pe_ev = np.concatenate([ev, np.repeat(keyless, count)])
@@ -1230,14 +1250,14 @@ class SequenceQuery(IncrementalQuery):
         if self._first is None:
             self._first = int(chunk.time[0])
         found = self._solutions(chunk.batch(self.streams))
-        known = len(self.partitions.ids)
+        known = self.partitions.count
         pe_event, pe_part, keyed_ev, keyed_part, keyless = self._keys(len(chunk.time), found)
         if self.negations:
             self._remember(chunk, found, keyed_ev, keyed_part, keyless)
             if len(self._exact_streams):
                 self._remember_events(chunk, keyed_ev, keyed_part, keyless)
         if self._replay:
-            if len(self.partitions.ids) > known:
+            if self.partitions.count > known:
                 self._late(known, int(chunk.time[0]))
             self._keep_keyless(chunk.take(np.flatnonzero(keyless)))
         self._run(chunk, found, pe_event, pe_part, replay=False)
@@ -1257,7 +1277,7 @@ class SequenceQuery(IncrementalQuery):
             if len(kept.time) == 0:
                 return
         found = self._solutions(kept.batch(self.streams))
-        count = len(self.partitions.ids) - known
+        count = self.partitions.count - known
         n = len(kept.time)
         pe_event = np.repeat(np.arange(n, dtype=np.int32), count)
         pe_part = np.tile(np.arange(known, known + count, dtype=np.int32), n)

@@ -11,6 +11,7 @@ Terms are written in N-Triples syntax so that results compare exactly across eng
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -71,14 +72,39 @@ Result = SelectResult | ConstructResult | AskResult
 # raw inside strings, so they are escaped to keep one result per line.
 _LINE_BREAKS = {c: f"\\u{ord(c):04x}" for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
 _ESCAPE = str.maketrans(_LINE_BREAKS)
+_BREAK = re.compile("[" + "".join(_LINE_BREAKS) + "]")
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_STRING = json.encoder.encode_basestring  # what the encoder writes a str as (C when built)
+_SELECT = (("time", "bindings"), ("time", "bindings", "interval"))
+
+
+def json_line(obj: Mapping[str, Any]) -> str:
+    """A result's JSON object (``to_json``) as its line of JSON Lines: the text of
+    ``json.dumps`` with compact separators, and no line break inside whatever the terms
+    hold. A SELECT result's object, the common one, is written without the general
+    encoder."""
+    keys = tuple(obj)
+    if keys in _SELECT:
+        bindings = ",".join(
+            f"{_STRING(name)}:{_STRING(term)}" for name, term in obj["bindings"].items()
+        )
+        tail = ""
+        if len(keys) == 3:
+            start, end = obj["interval"]
+            tail = f',"interval":[{int(start)},{int(end)}]'
+        text = f'{{"time":{int(obj["time"])},"bindings":{{{bindings}}}{tail}}}'
+    else:
+        text = _ENCODE(obj)
+    return text.translate(_ESCAPE) if _BREAK.search(text) else text
 
 
 def write_results(results: Iterable[Result], out: IO[str]) -> int:
     """Write results as JSON Lines, one per line whatever the terms hold; return the count."""
     count = 0
     for result in results:
-        text = json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
-        out.write(text.translate(_ESCAPE) + "\n")
+        out.write(json_line(result.to_json()) + "\n")
         count += 1
     return count
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rsep.api import Incremental, Query, read_table
 from rsep.errors import InputError, UserError
-from rsep.rdf.results import Result
+from rsep.rdf.results import Result, json_line
 from rsep.serve.settings import Settings
 
 if TYPE_CHECKING:
@@ -79,10 +79,11 @@ def format_of(media_type: str | None) -> str:
     return found
 
 
-def parse_body(body: bytes, fmt: str, iri: str) -> pa.Table:
+def parse_body(body: bytes, fmt: str, iri: str, terms: TermDictionary) -> pa.Table:
     """The events of ``body`` (stream format ``fmt``) on stream ``iri``, as a table of
-    triples in time order (:func:`rsep.read_table`); a bad record is a 400 naming its line
-    and reason."""
+    triples in time order (:func:`rsep.read_table`, encoding with the service's ``terms``:
+    a term met in an earlier push is not parsed and typed again); a bad record is a 400
+    naming its line and reason."""
     from rsep.spark.job import StreamInput
 
     if fmt not in FORMATS:
@@ -91,7 +92,7 @@ def parse_body(body: bytes, fmt: str, iri: str) -> pa.Table:
         path = Path(folder) / f"body{FORMATS[fmt]}"
         path.write_bytes(body)
         try:
-            return read_table(StreamInput(path, iri))
+            return read_table(StreamInput(path, iri), dictionary=terms)
         except InputError as exc:
             where = f"line {exc.line}" if exc.line is not None else "the body"
             raise RequestError(400, f"{where}: {exc.reason}") from None
@@ -424,7 +425,7 @@ class Service:
         when the body is refused."""
         stream = self.stream(name)
         try:
-            table = parse_body(body, fmt, stream.iri)
+            table = parse_body(body, fmt, stream.iri, self.terms)
         except RequestError as exc:
             with self._lock:
                 stream.bad += 1
@@ -736,7 +737,7 @@ class Service:
         query.counters.answers += len(results)
         if sink is None:
             return
-        lines = [json.dumps(obj, ensure_ascii=False, separators=(",", ":")) for obj in objects]
+        lines = [json_line(obj) for obj in objects]
         try:
             if sink.startswith("kafka:"):
                 from rsep.spark.kafka import KafkaAddress, produce

@@ -121,7 +121,7 @@ class KafkaReader(threading.Thread):
         if fmt in LINE_FORMATS:
             body = b"\n".join(m.value() for m in messages)
             try:
-                table = parse_body(body, fmt, self.stream.iri)
+                table = parse_body(body, fmt, self.stream.iri, self.service.terms)
             except RequestError:
                 pass
             else:

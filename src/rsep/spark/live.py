@@ -82,7 +82,7 @@ from rsep.engine.query import drive
 from rsep.engine.terms import TermDictionary
 from rsep.errors import BadRecords, InputError, UserError
 from rsep.rdf.event import Event
-from rsep.rdf.results import Result
+from rsep.rdf.results import Result, json_line
 from rsep.rdf.terms import parse_term
 from rsep.rdf.time import TimeUnit
 from rsep.spark.job import unmark
@@ -393,7 +393,7 @@ def _state_function(
             if moved:
                 kept.mark = mark
             for result in kept.output.take(results):
-                line = json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
+                line = json_line(result.to_json())
                 emit(result.time, line, ANSWER)
             if kept.mark is not None:
                 emit(kept.mark, None, MARK)
