@@ -13,6 +13,7 @@ before the watermark, is late.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import pickle
@@ -259,7 +260,10 @@ class Registered:
     state: str = "running"
     error: str | None = None
     seq: int = 0
-    answers: deque[dict[str, Any]] = field(default_factory=deque)
+    answers: deque[tuple[int, str]] = field(default_factory=deque)
+    """The recent answers as ``(seq, JSON line)``: strings, which the garbage collector
+    does not scan (dicts of every recent answer of every query made its full passes the
+    service's largest cost)."""
     backlog: list[Pushed | int] = field(default_factory=list)
     counters: Counters = field(default_factory=Counters)
 
@@ -602,9 +606,12 @@ class Service:
         """The query's recent answers with ``seq`` above ``since`` (at most ``limit``)."""
         with self._lock:
             query = self.query(name)
-            if not query.answers or query.answers[-1]["seq"] <= since:
+            answers = query.answers
+            if not answers or answers[-1][0] <= since:
                 return []
-            return [a for a in query.answers if a["seq"] > since][:limit]
+            first = max(0, len(answers) - (answers[-1][0] - since))  # seqs run on by one
+            picked = itertools.islice(answers, first, first + limit)
+        return [{"seq": seq, **json.loads(line)} for seq, line in picked]
 
     def _compile(self, name: str, spec: dict[str, Any]) -> Registered:
         """The registered query of ``spec`` (:meth:`add_query`); a 4xx for what is
@@ -670,7 +677,7 @@ class Service:
             running = query.incremental(files, dictionary=self.terms)
         except UserError as exc:
             raise RequestError(400, str(exc)) from None
-        answers: deque[dict[str, Any]] = deque(maxlen=self.settings.recent_answers)
+        answers: deque[tuple[int, str]] = deque(maxlen=self.settings.recent_answers)
         return Registered(name, spec, query, running, streams, answers=answers)
 
     def _sink(self, sink: object) -> str:
@@ -729,15 +736,14 @@ class Service:
         """Number the answers, keep the recent ones, write them to the query's sink."""
         sink = query.spec.get("sink")
         keep = self.settings.recent_answers  # older answers fall out of the deque
-        objects = [result.to_json() for result in (results if sink else results[-keep:])]
-        tail = objects[-keep:]
+        lines = [json_line(r.to_json()) for r in (results if sink else results[-keep:])]
+        tail = lines[-keep:]
         first = query.seq + len(results) - len(tail) + 1
-        query.answers.extend({"seq": seq, **obj} for seq, obj in enumerate(tail, first))
+        query.answers.extend(zip(range(first, first + len(tail)), tail, strict=True))
         query.seq += len(results)
         query.counters.answers += len(results)
         if sink is None:
             return
-        lines = [json_line(obj) for obj in objects]
         try:
             if sink.startswith("kafka:"):
                 from rsep.spark.kafka import KafkaAddress, produce

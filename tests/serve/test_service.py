@@ -1,0 +1,44 @@
+"""The service without HTTP (rsep.serve.service): what the routes call, checked directly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rsep.serve.service import Service
+from rsep.serve.settings import Settings
+
+EX = "http://example.org/"
+DATA = Path(__file__).resolve().parents[1] / "semantics" / "data"
+NEARBY = f"""PREFIX : <{EX}>
+SELECT ?who
+WITHIN 10 SECONDS
+FROM STREAM S1 <{EX}S_nearby>
+WHERE {{
+  SEQ (A; B)
+  DEFINE GPM A ON S1 {{ ?who :isNearby ?shop . }}
+  DEFINE GPM B ON S1 {{ ?other :isNearby ?shop . }}
+}}
+"""
+"""Two people near one shop, one after the other: over RSP-QL Example 3's S_nearby, Diana at
+5, Carl at 7 and Eve at 12 (tests/api/test_driver.py's SPAseq query without its graph)."""
+
+
+def test_recent_answers_by_sequence_number() -> None:
+    """The recent answers (``--recent-answers`` of them, as JSON lines) are read back by
+    sequence number: the latest two of three kept, numbered 2 and 3, after any ``since``
+    and at most ``limit``; a ``since`` at or past the last gives none."""
+    service = Service(Settings(recent_answers=2, checkpoint_every=0))
+    service.add_stream({"name": "near", "iri": EX + "S_nearby"})
+    service.add_query({"name": "q", "query": NEARBY})
+    service.push("near", (DATA / "s_nearby.tnt").read_bytes(), "tnt")
+    service.advance(20)
+    kept = service.answers_since("q", 0)
+    assert [(a["seq"], a["time"], a["bindings"]["who"]) for a in kept] == [
+        (2, 7, f"<{EX}carl>"),
+        (3, 12, f"<{EX}eve>"),
+    ]
+    assert service.answers_since("q", 2) == kept[1:]
+    assert service.answers_since("q", 0, limit=1) == kept[:1]
+    assert service.answers_since("q", 3) == [] and service.answers_since("q", 9) == []
+    assert service.query("q").counters.answers == 3
+    service.close()
