@@ -131,9 +131,9 @@ def priced(
     pattern = GraphPatternRef("{ " + text + " }", frozenset(variables))
     if family != "knowledge" or draw(st.integers(0, 2)) == 0:
         return Gpm(f"G{i}", stream, pattern)
-    # the stock's sector in the knowledge base at the event's time (Def. 15): a constant
-    # sector, a variable of this GPM, or one shared by every GPM (a join across steps)
-    sector = draw(st.sampled_from([f"<{EX}x>", f"?c{i}", "?c"]))
+    # the stock's sector in the knowledge base at the event's time (Def. 15): mostly a
+    # variable of this GPM, or one shared by every GPM (a join across steps), or a constant
+    sector = draw(st.sampled_from([f"?c{i}", f"?c{i}", f"?c{i}", "?c", f"<{EX}x>"]))
     kb = GraphPatternRef(
         "{ " + f"{subject} <{SECTOR}> {sector}" + " }",
         frozenset(v[1:] for v in (subject, sector) if v.startswith("?")),
@@ -144,17 +144,17 @@ def priced(
 @st.composite
 def sequences(draw: st.DrawFn, streams: tuple[str, ...], family: str) -> Plan:
     """A random sequence of 1-4 steps on the streams under random strategies: GPMs
-    (:func:`priced`, a third with a GRAPH part for ``knowledge``), and for ``kleene``,
-    ``bops`` and ``knowledge`` also Kleene+ (of a GPM or a disjunction, with or without its
-    own iteration strategy), conjunctions and disjunctions of GPMs; WITHIN always for
-    ``within``, else now and then; PARTITION BY ?s for ``partition``."""
+    (:func:`priced`, a third with a GRAPH part for ``knowledge``), for ``kleene`` and
+    ``knowledge`` also Kleene+ (of a GPM or a disjunction, with or without its own
+    iteration strategy), for ``bops`` conjunctions and disjunctions of GPMs; WITHIN always
+    for ``within``, else now and then; PARTITION BY ?s for ``partition``."""
     count = draw(st.sampled_from([1, 2, 2, 2, 3, 3, 4]))
     steps: list[EventPattern] = []
     bound: list[str] = []
     kinds = {
         "kleene": ("gpm", "kleene", "kleene"),
         "bops": ("gpm", "gpm", "gpm", "and", "or", "or", "or"),
-        "knowledge": ("gpm", "gpm", "gpm", "kleene", "and", "or"),
+        "knowledge": ("gpm", "gpm", "gpm", "kleene"),
     }
     for _ in range(count):
         kind = draw(st.sampled_from(kinds.get(family, ("gpm",))))
@@ -194,18 +194,18 @@ def sequences(draw: st.DrawFn, streams: tuple[str, ...], family: str) -> Plan:
 @st.composite
 def knowledge_bases(draw: st.DrawFn) -> TimeVaryingGraph:
     """A time-varying knowledge base (RSP-QL Def. 10) changing 0-2 times within 0-13: in
-    each snapshot each stock is in sector x, y or none (an instant no snapshot covers has
-    the empty graph)."""
+    each snapshot each stock is in sector x (mostly), y or none; now and then a span has
+    no snapshot (the empty graph)."""
     cuts = sorted(draw(st.lists(st.integers(0, 13), max_size=2, unique=True)))
     bounds = list(zip([None, *cuts], [*(c - 1 for c in cuts), None], strict=True))
     snapshots = []
     for low, high in bounds:
-        if draw(st.integers(0, 5)) == 0:
+        if draw(st.integers(0, 11)) == 0:
             continue  # a gap: the empty graph
         triples = frozenset(
             Triple(NamedNode(f"{EX}s{k}"), NamedNode(SECTOR), NamedNode(f"{EX}{sector}"))
             for k in (0, 1)
-            for sector in [draw(st.sampled_from(["x", "y", "x", None]))]
+            for sector in [draw(st.sampled_from(["x", "x", "x", "y", "x", "x", "y", None]))]
             if sector is not None
         )
         snapshots.append(Snapshot(triples, low, high))
