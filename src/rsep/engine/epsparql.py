@@ -83,6 +83,7 @@ from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
 from rsep.rdf.terms import Term
 from rsep.reasoning.closure import entail_events
 from rsep.reasoning.regime import engine_closure
+from rsep.semantics.graph import version_instants
 
 __all__ = ["EpsparqlQuery", "sigma"]
 
@@ -611,7 +612,7 @@ def _beside(plan: Plan, graphs: Mapping[str, frozenset[Triple] | TimeVarying]) -
     )
     dataset = InstantDataset(plan, LiteralForms())
     found: list[list[Mu]] = []
-    for instant in [changes[0] - 1, *changes] if changes else [0]:
+    for instant in version_instants(changes):
         at = {iri: g.at(instant) if isinstance(g, TimeVarying) else g for iri, g in graphs.items()}
         dataset.update([], at)
         rows = dataset.query(f"SELECT *\nWHERE {{\n{r2r.graph.text}\n}}", instant)

@@ -23,7 +23,7 @@ the time unit). A named graph without validity statements is valid at every inst
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
@@ -45,6 +45,7 @@ __all__ = [
     "TimeVaryingGraph",
     "read_graph",
     "read_time_varying_graph",
+    "version_instants",
     "versions",
 ]
 
@@ -149,8 +150,13 @@ def versions(graph: object) -> tuple[tuple[int, ...], tuple[frozenset[Triple], .
     if isinstance(graph, AbstractSet):
         return (), (frozenset(graph),)
     changes = tuple(sorted(graph.changes()))  # type: ignore[attr-defined]
-    instants = [changes[0] - 1, *changes] if changes else [0]
-    return changes, tuple(graph.at(t) for t in instants)  # type: ignore[attr-defined]
+    return changes, tuple(graph.at(t) for t in version_instants(changes))  # type: ignore[attr-defined]
+
+
+def version_instants(changes: Sequence[int]) -> list[int]:
+    """One instant inside each span between sorted ``changes``: before the first, then each
+    change (``[0]`` when there is none)."""
+    return [changes[0] - 1, *changes] if changes else [0]
 
 
 def as_time_varying(graph: Graph | TimeVaryingGraph) -> TimeVaryingGraph:
