@@ -22,6 +22,7 @@ from rsep.algebra.window import (
     PresentRule,
     TimeWindow,
     WindowBounds,
+    horizon,
 )
 
 # RSP-QL Example 3: the stream S_nearby.
@@ -157,6 +158,43 @@ def test_present_rules_against_enumeration(
     """Each rule's closed form equals its definition over the enumerated windows W_k."""
     w = TimeWindow(width, slide, t0)
     assert w.present(t, rule, previous=previous) == brute(w, t, rule, previous)
+
+
+@given(
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.integers(-20, 20),
+    st.integers(1, 30),
+    st.integers(-30, 120),
+    st.sampled_from(list(PresentRule)),
+    st.one_of(st.none(), st.integers(-30, 120)),
+)
+def test_a_window_in_the_past_reads_what_it_read_delay_before(
+    width: int, slide: int, t0: int, delay: int, t: int, rule: PresentRule, previous: int | None
+) -> None:
+    """``[FROM NOW-d TO NOW-d']``: at ``t`` the windows, content and closings of the same
+    window at ``t - delay`` (``previous`` shifted alike); the extents are not shifted."""
+    past, now = TimeWindow(width, slide, t0, delay), TimeWindow(width, slide, t0)
+    before = None if previous is None else previous - delay
+    assert past.present(t, rule, previous=previous) == now.present(t - delay, rule, previous=before)
+    assert past.content(t, rule, previous=previous) == now.content(t - delay, rule, previous=before)
+    assert past.closings(t - 10, t) == tuple(
+        c + delay for c in now.closings(t - 10 - delay, t - delay)
+    )
+    assert horizon(past) == horizon(now) + delay
+
+
+def test_a_window_in_the_past_at_rsp_ql_example_7() -> None:
+    """Example 7's windows (α = 5, β = 2, t0 = 1) read 3 late: at 13 the window W3 = (5, 10]
+    is read whole under ``closing``, as the undelayed window reads it at 10 (Example 10's
+    instant), at 12 up to 9; each window closes 3 after its extent ends."""
+    past = TimeWindow(5, 2, 1, 3)
+    assert past.content(12, PresentRule.CLOSING) == (Extent(5, 9),)
+    assert past.content(13, PresentRule.CLOSING) == (Extent(5, 10),)
+    assert past.closings(None, 16) == (9, 11, 13, 15)
+    assert past.describe() == "time window (α=5, β=2, t0=1, read 3 late)"
+    with pytest.raises(ValueError, match="delay of zero or more"):
+        TimeWindow(5, 2, 1, -1)
 
 
 # RSEP-QL -------------------------------------------------------------------------------

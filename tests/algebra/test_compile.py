@@ -252,6 +252,29 @@ def test_time_unit_counts_bare_numbers_everywhere() -> None:
 
 
 @pytest.mark.parametrize(
+    ("window", "function"),
+    [
+        ("[FROM NOW-PT10S TO NOW]", TimeWindow(10_000, 1)),
+        ("[FROM NOW-PT10S TO NOW-PT4S STEP PT2S]", TimeWindow(6000, 2000, None, 4000)),
+        ("[FROM NOW-10 TO NOW-0 STEP 3]", TimeWindow(10, 3)),
+    ],
+)
+def test_a_window_in_the_past_is_a_time_window_read_late(window: str, function: TimeWindow) -> None:
+    """W3C RSP CG ``[FROM NOW-d TO NOW-d' STEP β]``: at ``t`` the window ``(t - d, t - d']``,
+    a time window ``α = d - d'`` read ``d'`` late."""
+    text = RSPQL.format(pragmas="", own="").replace("[RANGE PT10S STEP PT2S]", window)
+    [named] = compiled(text, "rspql").dataset.windows
+    assert named.window == function
+
+
+@pytest.mark.parametrize("window", ["[FROM NOW-PT4S TO NOW-PT4S]", "[FROM NOW-2 TO NOW-5]"])
+def test_a_window_in_the_past_that_ends_before_it_starts_is_refused(window: str) -> None:
+    text = RSPQL.format(pragmas="", own="").replace("[RANGE PT10S STEP PT2S]", window)
+    with pytest.raises(QuerySemanticError, match="ends before it starts"):
+        compiled(text, "rspql")
+
+
+@pytest.mark.parametrize(
     ("pragma", "message"),
     [
         (

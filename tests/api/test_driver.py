@@ -147,6 +147,29 @@ def test_start_under_the_csparql_profile() -> None:
     assert rows(oracle, ("who", "owner")) == [(t, "diana", "bob") for t in range(14, 23, 2)]
 
 
+PAST = NEARBY.format(r2s="RSTREAM").replace("[RANGE 10 STEP 2]", "[FROM NOW-10 TO NOW-6 STEP 2]")
+"""NEARBY over a window in the past (W3C RSP CG draft): at ``t`` the items of ``(t - 10, t -
+6]``, as ``[RANGE 4 STEP 2]`` reads them at ``t - 6``, joined with G_shops at ``t``."""
+
+PAST_ANSWERS = [
+    (10, "diana", "alice"),
+    (10, "eve", "bob"),
+    (12, "carl", "alice"),
+    (18, "diana", "bob"),
+    (20, "diana", "bob"),
+]
+"""The window (0, 4] closes at 4 and is read at 10 (Diana at :a and Eve at :b at 2), (2, 6]
+at 12 (Carl at :a at 5); at 14 and 16 (4, 8] and (6, 10] hold only people near :a, which
+nobody owns in g'_shops; then Diana near Bob's :b at 12, in (8, 12] and (10, 14]."""
+
+
+@pytest.mark.parametrize("engine", ["reference", "local"])
+def test_a_window_in_the_past(engine: str) -> None:
+    query = rsep.Query(PAST)
+    assert rows(query.run(STREAMS, SHOPS, engine=engine), ("who", "owner")) == PAST_ANSWERS
+    assert "time window (α=4, β=2, t0=window.t0, read 6 late)" in query.explain()
+
+
 @pytest.mark.spark
 def test_start_on_spark(spark: SparkSession) -> None:
     """Spark replay from ``start``: the oracle's answers from ``start``."""

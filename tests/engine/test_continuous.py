@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Triple
-from windows import POLICIES
+from windows import DELAYS, POLICIES
 
 from rsep.algebra.events import GraphPatternRef
 from rsep.algebra.params import Parameters, Source
@@ -659,6 +659,7 @@ def time_windows() -> st.SearchStrategy[WindowFunction]:
         st.integers(1, 10),
         st.integers(1, 10),
         st.one_of(st.none(), st.integers(-6, 12)),
+        DELAYS,
     )
 
 

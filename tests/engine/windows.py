@@ -36,8 +36,13 @@ POLICIES = [
 conjunctions of two."""
 
 
+DELAYS = st.sampled_from([0, 0, 0, 1, 2, 5])
+"""A time window's delay: mostly none, or read in the past (``[FROM NOW-d TO NOW-d']``)."""
+
+
 def simple_windows(*, identity: bool = True) -> st.SearchStrategy[WindowFunction]:
-    """Small windows of every kind (time, count, landmark, interval, NOW and, with
+    """Small windows of every kind (time, in the present or the past, count, landmark,
+    interval, NOW and, with
     ``identity``, the identity window), with parameters that make them slide past items."""
     kinds: list[st.SearchStrategy[WindowFunction]] = [
         st.builds(
@@ -45,6 +50,7 @@ def simple_windows(*, identity: bool = True) -> st.SearchStrategy[WindowFunction
             st.integers(1, 6),
             st.integers(1, 6),
             st.one_of(st.none(), st.integers(-3, 5)),
+            DELAYS,
         ),
         st.builds(CountWindow, st.integers(1, 4), st.integers(1, 4)),
         st.builds(LandmarkWindow, st.one_of(st.none(), st.integers(-2, 12))),

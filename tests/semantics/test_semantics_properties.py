@@ -185,7 +185,8 @@ def test_theorem_1_t0_modulo_the_slide(
 
 
 def window_functions() -> st.SearchStrategy[WindowFunction]:
-    times = st.builds(TimeWindow, st.integers(1, 6), st.integers(1, 6), st.integers(-3, 3))
+    delays = st.sampled_from([0, 0, 1, 4])  # [FROM NOW-d TO NOW-d']
+    times = st.builds(TimeWindow, st.integers(1, 6), st.integers(1, 6), st.integers(-3, 3), delays)
     return st.one_of(
         times,
         st.builds(CountWindow, st.integers(1, 4), st.integers(1, 4)),
@@ -219,6 +220,27 @@ def test_candidate_instants_find_et(
     span = bound.time_range(until=40)
     assert bound.evaluation_instants(span.start, 40) == bound.evaluation_instants(
         span.start, 40, every_instant=True
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    items,
+    st.builds(
+        TimeWindow, st.integers(1, 6), st.integers(2, 8), st.integers(-3, 3), st.integers(1, 7)
+    ),
+    st.sampled_from(["content_change", "new_content", "window_close", "content_change+non_empty"]),
+    st.sampled_from(["latest", "closing", "last_ended", "all_ended"]),
+    st.sampled_from(["open_closed", "closed_open", "closed"]),
+)
+def test_candidate_instants_find_et_of_past_windows(
+    found: Items, function: TimeWindow, report: str, present: str, bounds: str
+) -> None:
+    """As above for windows in the past (``[FROM NOW-d TO NOW-d']``), whose items enter and
+    whose windows close ``delay`` after their own instants: slides of 2 or more, so that
+    the windows' sides alone do not hold every instant."""
+    test_candidate_instants_find_et.hypothesis.inner_test(  # type: ignore[attr-defined]
+        found, function, report, present, bounds
     )
 
 

@@ -19,7 +19,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from semantics_data import Q_EX_RSPQL
 from test_continuous import Case, canonical, cases, dense_items, merged, time_windows
-from test_driver import EX_10, EX_10_NAMES, NEARBY, RSEPQL, RSEPQL_ANSWERS, SHOPS, STREAMS, rows
+from test_driver import (
+    EX_10,
+    EX_10_NAMES,
+    NEARBY,
+    PAST,
+    PAST_ANSWERS,
+    RSEPQL,
+    RSEPQL_ANSWERS,
+    SHOPS,
+    STREAMS,
+    rows,
+)
 
 import rsep
 from rsep.api.inputs import engine_graphs, read_graphs
@@ -154,6 +165,19 @@ def test_nearby_over_time_ranges(spark: SparkSession, r2s: str, pragma: str) -> 
         found, ranges = spark_rows(spark, query, names, partitions)
         assert ranges is not None and ranges.count == partitions
         assert found == expected
+
+
+@pytest.mark.spark
+def test_a_window_in_the_past_over_time_ranges(spark: SparkSession) -> None:
+    """A window in the past (``[FROM NOW-10 TO NOW-6 STEP 2]``) over three and four time
+    ranges: each task reads back over the window's width, slide and delay (13 instants), and
+    gives the oracle's answers (tests/api/test_driver.py)."""
+    query = rsep.Query(PAST)
+    for partitions in (3, 4):
+        found, ranges = spark_rows(spark, query, ("who", "owner"), partitions)
+        assert ranges is not None and ranges.count == partitions
+        assert found == PAST_ANSWERS
+    assert "reads its range and the 13 before it" in query.explain()
 
 
 @pytest.mark.spark

@@ -289,11 +289,16 @@ def window_function(window: s.Window, unit_ms: int) -> WindowFunction:
         return TimeWindow(width, slide, t0)
     if isinstance(window, s.LandmarkWindow | s.AllWindow):
         return LandmarkWindow(t0)
-    if isinstance(window, s.PastWindow) and (
-        window.end is None or window.end.milliseconds(unit_ms) == 0
-    ):
+    if isinstance(window, s.PastWindow):
+        start = window.start.milliseconds(unit_ms)
+        delay = 0 if window.end is None else window.end.milliseconds(unit_ms)
+        if delay >= start:
+            raise semantic_error(
+                f"the window [FROM NOW-{start} ms TO NOW-{delay} ms] ends before it starts",
+                window.pos,
+            )
         slide = 1 if window.slide is None else window.slide.milliseconds(unit_ms)
-        return TimeWindow(window.start.milliseconds(unit_ms), slide, t0)
+        return TimeWindow(start - delay, slide, t0, delay)
     if t0 is not None:
         raise semantic_error("T0 applies to time-based and landmark windows only", window.pos)
     if isinstance(window, s.CountWindow):
@@ -302,10 +307,7 @@ def window_function(window: s.Window, unit_ms: int) -> WindowFunction:
         return NowWindow()
     if isinstance(window, s.IntervalWindow):
         return IntervalWindow(_point(window.start, unit_ms), _point(window.end, unit_ms))
-    raise semantic_error(
-        "a window [FROM NOW-d TO NOW-d'] that ends before now has no window function yet",
-        window.pos,
-    )
+    raise TypeError(f"unknown window {type(window).__name__}")
 
 
 # The compiler ------------------------------------------------------------------------------

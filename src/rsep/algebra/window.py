@@ -62,6 +62,7 @@ __all__ = [
     "WindowBounds",
     "WindowFunction",
     "cut_instants",
+    "delays",
     "has_now",
     "horizon",
     "interval_ends",
@@ -216,7 +217,13 @@ class WindowFunction(ABC):
         present = self.present(t, rule, t0=t0, previous=previous)
         if not self.cut_at_now:
             return present
-        return tuple(w.upto(t) for w in present)
+        now = self.reads_as_now(t)
+        return tuple(w.upto(now) for w in present)
+
+    def reads_as_now(self, t: int) -> int:
+        """The instant the window reads as now at ``t``: ``t`` itself, but for a window in
+        the past (:attr:`TimeWindow.delay`)."""
+        return t
 
     @abstractmethod
     def describe(self) -> str:
@@ -232,17 +239,24 @@ class TimeWindow(WindowFunction):
     tumbling window; ``slide < width`` overlaps; ``slide > width`` leaves gaps. ``t0 = None``
     takes the parameter ``window.t0``: the query languages of C-SPARQL, CQELS and
     SPARQLstream give no syntax for it (RSP-QL, "Sliding window operator for ...").
+
+    ``delay`` reads the window in the past (the W3C RSP CG draft's ``[FROM NOW-d TO
+    NOW-d']``, ``α = d - d'``, ``delay = d'``): at ``t`` it reads what it read at ``t -
+    delay``, and each window closes (reports) ``delay`` after its extent ends.
     """
 
     width: int
     slide: int
     t0: int | None = None
+    delay: int = 0
 
     def __post_init__(self) -> None:
         if self.width <= 0:
             raise ValueError(f"a time window needs a positive width, not {self.width}")
         if self.slide <= 0:
             raise ValueError(f"a time window needs a positive slide, not {self.slide}")
+        if self.delay < 0:
+            raise ValueError(f"a time window needs a delay of zero or more, not {self.delay}")
 
     @classmethod
     def tumbling(cls, width: int, t0: int | None = None) -> TimeWindow:
@@ -275,9 +289,11 @@ class TimeWindow(WindowFunction):
         return tuple(self.window(k, t0) for k in range(count))
 
     def closings(self, after: int | None, until: int, t0: int = 0) -> tuple[int, ...]:
-        """The closing instants in ``(after, until]``: the instants at which a
-        ``WINDOW_CLOSE`` report condition holds."""
-        return tuple(w.closing for w in self._ended(after, until, t0) if w.closing is not None)
+        """The instants in ``(after, until]`` at which a window closes, ``delay`` after its
+        extent ends: the instants at which a ``WINDOW_CLOSE`` report condition holds."""
+        d = self.delay
+        ended = self._ended(None if after is None else after - d, until - d, t0)
+        return tuple(w.closing + d for w in ended if w.closing is not None)
 
     def _ended(self, after: int | None, until: int, t0: int) -> tuple[Extent, ...]:
         origin = self._origin(t0)
@@ -299,6 +315,9 @@ class TimeWindow(WindowFunction):
         ``t`` after that window's closing, the window is still the present one and reads
         whole; RSP-QL's ``W'_p ⊆ W_p`` assumes ``β ≤ α``.
         """
+        if self.delay:
+            t = self.reads_as_now(t)
+            previous = None if previous is None else self.reads_as_now(previous)
         origin = self._origin(t0)
         if rule is PresentRule.LATEST:
             if t <= origin:
@@ -315,10 +334,15 @@ class TimeWindow(WindowFunction):
             return (self.window(k, t0),) if k >= 0 else ()
         return self._ended(previous, t, t0)
 
+    def reads_as_now(self, t: int) -> int:
+        """``t - delay``: a window in the past reads at ``t`` what it read then."""
+        return t - self.delay
+
     def describe(self) -> str:
         t0 = "window.t0" if self.t0 is None else str(self.t0)
         kind = "tumbling " if self.tumbling_window else ""
-        return f"{kind}time window (α={self.width}, β={self.slide}, t0={t0})"
+        delay = f", read {self.delay} late" if self.delay else ""
+        return f"{kind}time window (α={self.width}, β={self.slide}, t0={t0}{delay})"
 
 
 @dataclass(frozen=True)
@@ -542,7 +566,7 @@ def horizon(window: WindowFunction) -> int:
     slide longer), 1 for ``[NOW]``, the larger part's for a nested window, 0 for the
     others."""
     if isinstance(window, TimeWindow):
-        return window.width + window.slide
+        return window.width + window.slide + window.delay
     if isinstance(window, NowWindow):
         return 1
     if isinstance(window, Composed):
@@ -558,6 +582,17 @@ def interval_ends(window: WindowFunction) -> list[int]:
     if isinstance(window, Composed):
         return interval_ends(window.outer) + interval_ends(window.inner)
     return []
+
+
+def delays(window: WindowFunction) -> set[int]:
+    """How late a window function reads its items: ``{0}``, a past window's ``delay``
+    (:class:`TimeWindow`), or each part's for a nested window. An item at ``t`` can change
+    the content at ``t + delay`` (and the instants the bounds add after it)."""
+    if isinstance(window, TimeWindow):
+        return {window.delay}
+    if isinstance(window, Composed):
+        return delays(window.outer) | delays(window.inner)
+    return {0}
 
 
 def has_now(window: WindowFunction) -> bool:
@@ -600,7 +635,12 @@ def interval_width(window: WindowFunction) -> int | None:
     """``T`` of a CQELS-CEP window ``[RANGE T]`` on an interval stream (``[NOW]`` is ``RANGE
     0``), ``None`` for ``[ALL]``; other windows raise a :class:`~rsep.errors.UserError`, as
     Sect. 4.1 defines ``w_RANGE`` (sliding by 1) only."""
-    if isinstance(window, TimeWindow) and window.slide == 1 and window.t0 is None:
+    if (
+        isinstance(window, TimeWindow)
+        and window.slide == 1
+        and window.t0 is None
+        and not window.delay
+    ):
         return window.width
     if isinstance(window, NowWindow):
         return 0

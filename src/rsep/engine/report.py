@@ -49,6 +49,7 @@ from rsep.algebra.window import (
     Reading,
     TimeWindow,
     WindowFunction,
+    delays,
     origin,
     reporting_windows,
     ticks,
@@ -84,7 +85,7 @@ def _sides(window: WindowFunction, reading: Reading) -> tuple[list[Progression],
     """The openings and closings of a window function and the instants after them, as
     progressions and single instants (the oracle's ``boundaries``, each side and side + 1)."""
     if isinstance(window, TimeWindow):
-        begin = origin(window, reading)
+        begin = origin(window, reading) + window.delay  # a past window's sides come late
         firsts = (begin, begin + 1, begin + window.width, begin + window.width + 1)
         return [Progression(first, window.slide) for first in firsts], set()
     if isinstance(window, IntervalWindow):
@@ -108,12 +109,14 @@ class Candidates:
         self.every_instant = False
         self.progressions: list[Progression] = []
         fixed: set[int] = set()
-        self.item_streams: set[str] = set()
+        self.item_delays: dict[str, set[int]] = {}
+        """How late each stream's items are read (:func:`delays`) by the windows that
+        report on content or window close."""
         for named, policy, reading in windows:
             if visits_every_instant(policy, named.window):
                 self.every_instant = True
             if policy.conditions & EVENT_CONDITIONS:
-                self.item_streams.add(named.stream)
+                self.item_delays.setdefault(named.stream, set()).update(delays(named.window))
                 progressions, instants = _sides(named.window, reading)
                 self.progressions.extend(progressions)
                 fixed |= instants
@@ -122,18 +125,22 @@ class Candidates:
                 self.progressions.append(Progression(begin + policy.period, policy.period))
         self.fixed = sorted(fixed)
         self.progressions = sorted(set(self.progressions), key=lambda p: (p.first, p.step))
-        self._items: deque[int] = deque()
+        self._items: dict[int, deque[int]] = {
+            d: deque() for d in set().union(*self.item_delays.values())
+        }
+        """The items' instants, ascending, one queue per delay (items come in time order)."""
 
     def add_item(self, stream: str, t: int) -> None:
         """An item of ``stream`` at ``t`` makes ``t``, ``t + 1`` and ``t + 2`` candidates
         (it enters at its time, or after it under ``[o, c)`` bounds, or two instants after
-        it through ``[NOW]`` read as ``[t - 1, t)``). Items come in time order."""
-        if stream not in self.item_streams:
-            return
-        last = self._items[-1] if self._items else None
-        for instant in (t, t + 1, t + 2):
-            if last is None or instant > last:
-                self._items.append(instant)
+        it through ``[NOW]`` read as ``[t - 1, t)``), each ``delay`` later for a window that
+        reads it late. Items come in time order."""
+        for delay in self.item_delays.get(stream, ()):
+            queue = self._items[delay]
+            last = queue[-1] if queue else None
+            for instant in (t + delay, t + delay + 1, t + delay + 2):
+                if last is None or instant > last:
+                    queue.append(instant)
 
     def between(self, after: int, until: int) -> np.ndarray:
         """Every candidate instant in ``(after, until]`` known so far, ascending (int64),
@@ -141,13 +148,13 @@ class Candidates:
         if self.every_instant:
             return np.arange(after + 1, until + 1, dtype=np.int64)
         parts = [np.asarray(self.fixed[bisect_right(self.fixed, after) :], np.int64)]
-        items = self._items
-        while items and items[0] <= after:
-            items.popleft()
-        taken: list[int] = []
-        while items and items[0] <= until:
-            taken.append(items.popleft())
-        parts.append(np.asarray(taken, np.int64))
+        for items in self._items.values():
+            while items and items[0] <= after:
+                items.popleft()
+            taken: list[int] = []
+            while items and items[0] <= until:
+                taken.append(items.popleft())
+            parts.append(np.asarray(taken, np.int64))
         for p in self.progressions:
             first = p.next_after(after)
             parts.append(np.arange(first, until + 1, p.step, dtype=np.int64))
@@ -159,10 +166,12 @@ class Candidates:
         instants at or after their own time)."""
         if self.every_instant:
             return t + 1
-        items = self._items
-        while items and items[0] <= t:
-            items.popleft()
-        found = [items[0]] if items else []
+        found: list[int] = []
+        for items in self._items.values():
+            while items and items[0] <= t:
+                items.popleft()
+            if items:
+                found.append(items[0])
         index = bisect_right(self.fixed, t)
         if index < len(self.fixed):
             found.append(self.fixed[index])

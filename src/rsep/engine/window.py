@@ -145,6 +145,9 @@ def _needed_since(window: WindowFunction, reading: Reading, d: int, previous: in
         if isinstance(window, CountWindow):  # nested: read on the time axis, as the oracle does
             window = TimeWindow(window.size, window.slide, 0)
         begin = origin(window, reading)
+        if isinstance(window, TimeWindow) and window.delay:  # read as delay before
+            d -= window.delay
+            previous = None if previous is None else previous - window.delay
         if reading.rule is PresentRule.ALL_ENDED:
             # windows closing after the previous evaluation
             return begin if previous is None else max(begin, previous + 1 - window.width)
@@ -335,6 +338,7 @@ class WindowState:
         if not isinstance(window, TimeWindow) or reading.rule not in _ONE_EXTENT:
             return None
         o, width, slide = origin(window, reading), window.width, window.slide
+        times = times - window.delay  # a past window reads then what it read delay before
         if reading.rule is PresentRule.LATEST:
             k = -((o - times) // slide) - 1  # ⌈(t - o)/β⌉ - 1
             valid = times > o
@@ -363,7 +367,7 @@ class WindowState:
         window = self.window
         if not isinstance(window, TimeWindow):
             return None
-        since = times - origin(window, self.reading) - window.width
+        since = times - origin(window, self.reading) - window.width - window.delay
         result: np.ndarray = (since >= 0) & (since % window.slide == 0)
         return result
 

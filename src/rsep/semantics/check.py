@@ -233,7 +233,7 @@ def admissible_t0(
     if granularity is None:
         step = 0
         for window in windows:
-            step = math.gcd(step, window.width, window.slide)
+            step = math.gcd(step, window.width, window.slide, window.delay)
         for stream in streams.values():
             for event in stream:
                 step = math.gcd(step, event.t_start - start, event.t_end - start)

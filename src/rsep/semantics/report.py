@@ -42,6 +42,7 @@ from rsep.algebra.report import (
 )
 from rsep.algebra.window import (
     NamedWindow,
+    delays,
     interval_ends,
     visits_every_instant,
 )
@@ -148,10 +149,14 @@ def _candidates(sds: StreamingDataset, window: NamedWindow, span: TimeRange) -> 
     reading = sds.reading(window)
     found: set[int] = set()
     if policy.conditions & {CONTENT_CHANGE, NEW_CONTENT, WINDOW_CLOSE}:
+        late = delays(window.window)
         for event in sds.stream(window):
             # an item enters at its time or the instant after (bounds [o, c) cut at t);
-            # [NOW] = (t - 1, t] under [o, c] or [o, c) lets it go two instants after it
-            found.update((event.t_start, event.t_start + 1, event.t_start + 2))
+            # [NOW] = (t - 1, t] under [o, c] or [o, c) lets it go two instants after it;
+            # a past window reads it that much later
+            for delay in late:
+                t = event.t_start + delay
+                found.update((t, t + 1, t + 2))
         for side in boundaries(window.window, reading, span.start, span.until):
             found.update((side, side + 1))
     period = policy.period

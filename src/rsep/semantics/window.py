@@ -156,13 +156,14 @@ def boundaries(window: WindowFunction, reading: Reading, start: int, until: int)
     can change (openings and closings; RSP-QL Def. 13). With the items' own times (and
     the instants after them) they bound where the window's content can change."""
     if isinstance(window, TimeWindow):
-        begin = origin(window, reading)
+        # a past window's extents are read, and close, ``delay`` after their sides
+        begin = origin(window, reading) + window.delay
         found: set[int] = set()
         first = max(0, (start - begin - window.width) // window.slide - 1)
         k = first
         while begin + k * window.slide <= until + 1:
             extent = window.window(k, reading.t0)
-            found.update(_sides(extent))
+            found.update(side + window.delay for side in _sides(extent))
             k += 1
         return found
     if isinstance(window, IntervalWindow):

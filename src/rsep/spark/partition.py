@@ -66,7 +66,7 @@ from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import NON_EMPTY, WINDOW_CLOSE, Periodic, ReportPolicy
-from rsep.algebra.window import PresentRule, TimeWindow
+from rsep.algebra.window import PresentRule, TimeWindow, horizon
 from rsep.errors import UserError
 from rsep.lang import ast
 from rsep.rdf.event import Event
@@ -429,12 +429,12 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
                 "UNION, a sub-select): every instant of a range without items would be "
                 "evaluated"
             )
-    extent = max(w.window.width + w.window.slide for w in windows)  # type: ignore[attr-defined]
+    extent = max(horizon(w.window) for w in windows)
     return TimeRanges(
         lead,
         lead + extent + 1,
         f"time ranges: each task reads its range and the {lead + extent + 1} before it "
-        "(the windows' width and slide"
+        "(the windows' width, slide and delay"
         + (
             ", and the evaluation before the range, which IStream/DStream compare with)"
             if lead
