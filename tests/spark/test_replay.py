@@ -403,3 +403,16 @@ def test_epsparql_beside_a_time_varying_graph(
     assert len(expected) == len(SECTORS_CHANGING[change, r2s])
     assert len(write_parts(events, tmp_path / "parts", 2)) == 2
     assert canonical(run_on_spark(plan, [tmp_path / "parts"], graphs)) == expected
+
+
+def test_cqelscep_from_named_graphs(spark: SparkSession, tmp_path: Path) -> None:
+    """CQELS-CEP reading ``FROM NAMED`` graphs through ``GRAPH ?g`` beside its background
+    graph, replayed on Spark: the oracle's answer (tests/engine/test_engine_cqelscep.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+    from acceptance import write_parts
+    from test_engine_cqelscep import FROM_NAMED, from_named
+
+    plan, events, graphs = from_named()
+    assert oracle(plan, events, graphs) == FROM_NAMED
+    write_parts(events, tmp_path / "parts", 2)
+    assert canonical(run_on_spark(plan, [tmp_path / "parts"], graphs)) == FROM_NAMED

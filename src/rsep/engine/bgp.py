@@ -946,14 +946,16 @@ class GroupMatcher:
         pattern: Pattern | str,
         graph: frozenset[Triple],
         bound: Mapping[str, Term] | None = None,
+        named: Mapping[str, frozenset[Triple]] | None = None,
     ) -> list[Mu]:
-        """``GraphMatcher.match(pattern, graph, bound)``, faster where it can be."""
+        """``GraphMatcher.match(pattern, graph, bound, named)``, faster where it can be (a
+        basic graph pattern reads the default graph only)."""
         bgp = self.compiled(pattern)
         if bgp is not None:
             found = self.fast.match(bgp, graph, bound)
             if found is not None:
                 return found
-        return self.matcher.match(pattern, graph, bound=bound)
+        return self.matcher.match(pattern, graph, bound=bound, named=named)
 
     def holds(self, expression: str, mu: Mapping[str, Term]) -> bool:
         """``GraphMatcher.holds(expression, mu)`` (whether ``{ FILTER(e) }`` over the empty

@@ -406,18 +406,15 @@ class CqelscepQuery(IncrementalQuery):
             self.clauses, background = r2r, _EMPTY
         else:
             raise UserError("a CQELS-CEP plan's r2r is an event clause (Sect. 3.2)")
-        if plan.dataset.named_graphs:
-            raise UserError(
-                "CQELS-CEP reads one background graph D (Sect. 3.2); FROM NAMED graphs are "
-                "not evaluated"
-            )
-        wanted = list(plan.dataset.default_graphs)
+        wanted = [*plan.dataset.default_graphs, *plan.dataset.named_graphs]
         missing = [iri for iri in wanted if iri not in sources]
         if missing:
             raise UserError(
                 "no content given for graph(s) " + ", ".join(f"<{iri}>" for iri in missing)
             )
         self._sources = {iri: sources[iri] for iri in wanted}
+        self._named = tuple(plan.dataset.named_graphs)
+        """The ``FROM NAMED`` graphs, which the background's ``GRAPH`` clauses read."""
         self.graphs = {i: g for i, g in self._sources.items() if isinstance(g, frozenset)}
         self._changes = sorted(
             {c for g in self._sources.values() if not isinstance(g, frozenset) for c in g.changes()}
@@ -473,7 +470,7 @@ class CqelscepQuery(IncrementalQuery):
 
     def _d(self, t: int) -> frozenset[Triple]:
         """``D(t)``: the merge of the ``FROM`` graphs at ``t``."""
-        graphs = [_at(source, t) for source in self._sources.values()]
+        graphs = [_at(self._sources[iri], t) for iri in self.plan.dataset.default_graphs]
         return graphs[0] if len(graphs) == 1 else frozenset().union(*graphs)
 
     def _version(self, t: int) -> int:
@@ -483,17 +480,21 @@ class CqelscepQuery(IncrementalQuery):
         since = self._changes[index - 1] if index else TIME_MIN
         if since != self.since:
             d = self._d(t)
-            self.background = {p: self._background(p, d) for p in self._background_patterns}
+            named = {iri: _at(self._sources[iri], t) for iri in self._named}
+            self.background = {p: self._background(p, d, named) for p in self._background_patterns}
             self.since = since
         return since
 
-    def _background(self, pattern: GraphPatternRef, d: frozenset[Triple]) -> tuple[Mu, ...]:
+    def _background(
+        self, pattern: GraphPatternRef, d: frozenset[Triple], named: dict[str, frozenset[Triple]]
+    ) -> tuple[Mu, ...]:
         """``[[P]]_D`` (Eq. (17)): the nested path triples as nSPARQL relations joined with
-        the group (each of their mappings bound before it, so its FILTERs see them)."""
+        the group (each of their mappings bound before it, so its FILTERs see them); its
+        ``GRAPH`` clauses read the named graphs."""
         paths = match_path_triples(pattern.paths, PathGraph(d)) if pattern.paths else [Mu()]
         found: dict[Mu, None] = {}
         for bound in paths:
-            for mu in self._patterns.match(pattern, d, bound=bound):
+            for mu in self._patterns.match(pattern, d, bound=bound, named=named):
                 found[mu] = None
         return tuple(found)
 

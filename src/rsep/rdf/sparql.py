@@ -360,6 +360,11 @@ class LiteralForms:
         return {stored: literal for stored, literal in found.items() if stored != literal}
 
 
+_Named = tuple[tuple[str, frozenset[Triple]], ...]
+"""Named graphs by IRI, sorted: part of a store's key."""
+_Key = tuple[frozenset[Triple], _Named]
+
+
 @dataclass
 class _GraphStore:
     store: Store
@@ -375,20 +380,25 @@ class GraphMatcher:
 
     def __init__(self, forms: LiteralForms | None = None) -> None:
         self.forms = forms if forms is not None else LiteralForms()
-        self._stores: dict[frozenset[Triple], _GraphStore] = {}
+        self._stores: dict[_Key, _GraphStore] = {}
         self._empty = Store()
 
-    def _graph(self, graph: frozenset[Triple]) -> _GraphStore:
-        known = self._stores.get(graph)
+    def _graph(self, graph: frozenset[Triple], named: _Named = ()) -> _GraphStore:
+        key = (graph, named)
+        known = self._stores.get(key)
         if known is not None:
             return known
         store = Store()
         store.extend(Quad(x.subject, x.predicate, x.object, DefaultGraph()) for x in graph)
         literals = [x.object for x in graph if isinstance(x.object, Literal)]
+        for iri, triples in named:
+            node = NamedNode(iri)
+            store.extend(Quad(x.subject, x.predicate, x.object, node) for x in triples)
+            literals += [x.object for x in triples if isinstance(x.object, Literal)]
         built = _GraphStore(store, self.forms.originals(literals, "a graph"))
         if len(self._stores) >= _MAX_CACHED_STORES:
             self._stores.clear()
-        self._stores[graph] = built
+        self._stores[key] = built
         return built
 
     def match(
@@ -396,13 +406,16 @@ class GraphMatcher:
         pattern: Pattern | str,
         graph: frozenset[Triple] | Iterable[Triple],
         bound: Mapping[str, Term] | None = None,
+        named: Mapping[str, frozenset[Triple]] | None = None,
     ) -> list[Mu]:
         """``⟦P⟧_G`` as a list of mappings (a bag, SPARQL 1.1 sec. 18.5), each joined with
         ``bound``: the solutions of ``μ(P)`` where ``μ = bound``. ``pattern`` is a group
-        pattern's text (``{ … }``) or a graph pattern (``GraphPatternRef``)."""
+        pattern's text (``{ … }``) or a graph pattern (``GraphPatternRef``). ``named`` are
+        the dataset's named graphs by IRI, which ``GRAPH`` reads (SPARQL 1.1 sec. 13.3);
+        ``graph`` is the default graph."""
         text = pattern if isinstance(pattern, str) else pattern.text
         frozen = graph if isinstance(graph, frozenset) else frozenset(graph)
-        stored = self._graph(frozen)
+        stored = self._graph(frozen, tuple(sorted(named.items())) if named else ())
         return self._select(stored.store, stored.originals, text, bound or {})
 
     def _select(

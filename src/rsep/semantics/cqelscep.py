@@ -24,7 +24,7 @@ The paper's sets are sets: an operator's value is a ``frozenset`` of mappings wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import Triple
@@ -291,6 +291,7 @@ def background_pattern(
     since: int,
     t: int,
     matcher: GraphMatcher,
+    named: Mapping[str, frozenset[Triple]] | None = None,
 ) -> Omega:
     """Eq. (17): ``[[P, t]]_D = {⟨μ, [t1, t]⟩ | μ ∈ [[P]]_{D(t)}}`` where ``D`` has not changed
     since ``t1 = since`` (rebuilt from the prose): the extended graph pattern over the
@@ -298,11 +299,12 @@ def background_pattern(
     nSPARQL relations (:mod:`rsep.semantics.nested_path`) and joined with the rest of the
     group: each of their mappings is bound before the group is evaluated, so the group's
     FILTERs see it (the compiler admits path triples only in a group of triples and
-    FILTERs, where this is the join)."""
+    FILTERs, where this is the join). ``named`` are the ``FROM NAMED`` graphs at ``t``,
+    which the pattern's ``GRAPH`` clauses read (SPARQL 1.1 sec. 13.3); paths read ``D``."""
     paths = match_path_triples(pattern.paths, PathGraph(graph)) if pattern.paths else [Mu()]
     found: set[Mu] = set()
     for bound in paths:
-        found.update(matcher.match(pattern, graph, bound=bound))
+        found.update(matcher.match(pattern, graph, bound=bound, named=named))
     return frozenset(EventMapping(mu, since, t) for mu in found)
 
 
@@ -325,7 +327,9 @@ class CqelscepEvaluation:
     The plan's r2r is an :class:`~rsep.algebra.plan.EventJoin` of the event clauses with
     the background pattern ``P``, or the event clauses alone (``P`` empty: ``[[P, t]]_D``
     is the empty mapping over ``[t1, t]``). ``D`` is the default graph of the ``FROM``
-    graphs (Sect. 3.2 assumes one background dataset).
+    graphs (Sect. 3.2 assumes one background graph); ``FROM NAMED`` graphs are the
+    dataset's named graphs, read by ``GRAPH`` as SPARQL reads them, and their changes are
+    changes of the background data (``t1``).
     """
 
     plan: Plan
@@ -350,11 +354,6 @@ class CqelscepEvaluation:
             self.clauses, self.background = r2r, _EMPTY
         else:
             raise UserError("a CQELS-CEP plan's r2r is an event clause (Sect. 3.2)")
-        if self.plan.dataset.named_graphs:
-            raise UserError(
-                "CQELS-CEP reads one background graph D (Sect. 3.2); FROM NAMED graphs are "
-                "not evaluated"
-            )
 
     # Eq. (1), (2), (17) --------------------------------------------------------------
 
@@ -372,21 +371,31 @@ class CqelscepEvaluation:
             graph.update(self.dataset.graphs[iri].at(t))
         return frozenset(graph)
 
+    def named_graphs(self, t: int) -> dict[str, frozenset[Triple]]:
+        """The ``FROM NAMED`` graphs at ``t``, by IRI."""
+        return {iri: self.dataset.graphs[iri].at(t) for iri in self.plan.dataset.named_graphs}
+
     def unchanged_since(self, t: int) -> int:
-        """The ``t1`` of Eq. (17): the last instant at or before ``t`` at which ``D`` changed,
-        or :data:`TIME_MIN` if it never did."""
+        """The ``t1`` of Eq. (17): the last instant at or before ``t`` at which ``D`` or a
+        named graph changed, or :data:`TIME_MIN` if none did."""
+        dataset = self.plan.dataset
         changes = [
             c
-            for iri in self.plan.dataset.default_graphs
+            for iri in (*dataset.default_graphs, *dataset.named_graphs)
             for c in self.dataset.graphs[iri].changes()
             if c <= t
         ]
         return max(changes, default=TIME_MIN)
 
     def background_at(self, pattern: GraphPatternRef, t: int) -> Omega:
-        """Eq. (17) over the dataset's ``D`` at ``t``."""
+        """Eq. (17) over the dataset's ``D`` (and named graphs) at ``t``."""
         return background_pattern(
-            pattern, self.default_graph(t), self.unchanged_since(t), t, self.matcher
+            pattern,
+            self.default_graph(t),
+            self.unchanged_since(t),
+            t,
+            self.matcher,
+            self.named_graphs(t),
         )
 
     # Eq. (2)-(9): event clauses ------------------------------------------------------
@@ -460,7 +469,7 @@ class CqelscepEvaluation:
         """The instants at which ``[[Q, t]]`` may change: where an item enters a window,
         where its cut interval grows or shrinks (every instant of an interval item's span
         and of that span shifted by the window's width), where it leaves, and where ``D``
-        changes."""
+        or a named graph changes."""
         found: set[int] = set()
         t0 = self.plan.parameters.t0
         for node in self.clauses.walk():
@@ -473,7 +482,7 @@ class CqelscepEvaluation:
                         f"the answer may change at more than {MAX_INSTANTS} instants "
                         "(interval items cut by windows change at every instant)"
                     )
-        for iri in self.plan.dataset.default_graphs:
+        for iri in (*self.plan.dataset.default_graphs, *self.plan.dataset.named_graphs):
             found.update(self.dataset.graphs[iri].changes())
         return sorted(found)
 
