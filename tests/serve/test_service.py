@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "semantics"))
+
+from test_driver import EX, SPASEQ
 
 from rsep.serve.service import Service
 from rsep.serve.settings import Settings
 
-EX = "http://example.org/"
 DATA = Path(__file__).resolve().parents[1] / "semantics" / "data"
-NEARBY = f"""PREFIX : <{EX}>
-SELECT ?who
-WITHIN 10 SECONDS
-FROM STREAM S1 <{EX}S_nearby>
-WHERE {{
-  SEQ (A; B)
-  DEFINE GPM A ON S1 {{ ?who :isNearby ?shop . }}
-  DEFINE GPM B ON S1 {{ ?other :isNearby ?shop . }}
-}}
-"""
+NEARBY = SPASEQ.replace(f" GRAPH <{EX}G_shops> {{ ?owner :owns ?shop }}", "")
 """Two people near one shop, one after the other: over RSP-QL Example 3's S_nearby, Diana at
 5, Carl at 7 and Eve at 12 (tests/api/test_driver.py's SPAseq query without its graph)."""
 
