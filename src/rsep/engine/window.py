@@ -145,9 +145,8 @@ def _needed_since(window: WindowFunction, reading: Reading, d: int, previous: in
         if isinstance(window, CountWindow):  # nested: read on the time axis, as the oracle does
             window = TimeWindow(window.size, window.slide, 0)
         begin = origin(window, reading)
-        if isinstance(window, TimeWindow) and window.delay:  # read as delay before
-            d -= window.delay
-            previous = None if previous is None else previous - window.delay
+        d = window.reads_as_now(d)  # a window in the past reads as it did delay before
+        previous = None if previous is None else window.reads_as_now(previous)
         if reading.rule is PresentRule.ALL_ENDED:
             # windows closing after the previous evaluation
             return begin if previous is None else max(begin, previous + 1 - window.width)
