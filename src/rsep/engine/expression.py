@@ -3,6 +3,9 @@
 :func:`compile_filter` turns a FILTER's tree (:mod:`rsep.lang.ast`) into a :class:`Program`;
 :func:`evaluate` (``njit``, callable from other kernels) runs it on one row of term ids
 against the dictionary's side table of typed values, and :func:`evaluate_rows` on a table.
+Its functions are calls, not inlined at numba's IR level (LLVM still inlines what pays):
+IR inlining copied the evaluator into every caller and made a first compilation of the
+kernels that call it take minutes.
 The answer is :data:`TRUE`, :data:`FALSE` (false or an error: a FILTER keeps only true,
 SPARQL 1.1 §17.2) or :data:`UNDECIDED`, where the side table cannot tell what
 :mod:`rsep.rdf.values` (the exact reference) says; the caller then evaluates that row exactly.
@@ -325,7 +328,7 @@ def _ieee(op, x, y):  # type: ignore[no-untyped-def]
     return math.copysign(np.inf, x) * math.copysign(1.0, y)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _load(term, kind, numeric, number, exact):  # type: ignore[no-untyped-def]
     """The entry of a bound term (an error when unbound, §17.2)."""
     if term < 0:
@@ -540,7 +543,7 @@ def _boolean_order(a, b):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _order(a, b, kind):  # type: ignore[no-untyped-def]
     """The possible outcomes of ``<`` and friends (§17.3): numbers, or else strings, booleans
     and dateTimes; anything else is an error."""
@@ -569,7 +572,7 @@ def _order(a, b, kind):  # type: ignore[no-untyped-def]
     return _O_LT | _O_EQ | _O_GT | _O_ERROR
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _equal(a, b, kind):  # type: ignore[no-untyped-def]
     """The possible values of ``a = b`` (§17.3, RDFterm-equal §17.4.1.7, as
     :func:`rsep.rdf.values.equal`)."""
@@ -608,7 +611,7 @@ def _equal(a, b, kind):  # type: ignore[no-untyped-def]
     return _M_ANY
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ebv(a, kind):  # type: ignore[no-untyped-def]
     """The possible effective boolean values (§17.2.2) of an entry."""
     tag = a[0]
@@ -629,7 +632,7 @@ def _ebv(a, kind):  # type: ignore[no-untyped-def]
     return _M_ANY
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _comparison(op, a, b, kind):  # type: ignore[no-untyped-def]
     if op in (EQ, NE):
         mask = _equal(a, b, kind)
@@ -686,7 +689,7 @@ def _logical(op, a, b):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _read(ints, floats, i):  # type: ignore[no-untyped-def]
     return _entry(
         ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3],
@@ -694,7 +697,7 @@ def _read(ints, floats, i):  # type: ignore[no-untyped-def]
     )  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def evaluate_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
     """:func:`evaluate` of the program ``ops[lo:hi]`` (a kernel keeps many programs in
     one array and takes no view of it per row) with its stack given: ``ints``
@@ -704,7 +707,7 @@ def evaluate_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, fl
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def verdict_of(entry, kind):  # type: ignore[no-untyped-def]
     """A FILTER's answer on the value its program left (§17.2: only true keeps a row)."""
     mask = _ebv(entry, kind)
@@ -715,14 +718,14 @@ def verdict_of(entry, kind):  # type: ignore[no-untyped-def]
     return np.int8(FALSE)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def compare_entries(op, a, b, kind):  # type: ignore[no-untyped-def]
     """The FILTER answer of comparison ``op`` (``EQ`` … ``GE``) on two values the
     subprograms of its operands left (§17.3's operator mapping, as the program's last op)."""
     return verdict_of(_boolean(_comparison(op, a, b, kind)), kind)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def entry_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
     """The value (an 8-tuple entry: tag, mask, numeric type, term, two intervals) that the
     program or subprogram ``ops[lo:hi]`` leaves on its stack, for one row ``ids``."""
