@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import sys
 from pathlib import Path
 
@@ -38,3 +39,41 @@ def test_recent_answers_by_sequence_number() -> None:
     assert service.answers_since("q", 3) == [] and service.answers_since("q", 9) == []
     assert service.query("q").counters.answers == 3
     service.close()
+
+
+def test_a_checkpoint_keeps_the_shared_dictionary_once(tmp_path: Path) -> None:
+    """Two queries of the one term dictionary checkpointed: the dictionary is written once
+    (``terms.pickle``), neither query's file holds a copy of it, and a service started
+    again on the state gives both the one dictionary it read, each query answering on as
+    one never stopped (Diana at 5, Carl at 7 before; Eve at 12 after)."""
+    import pickletools
+
+    from rsep.engine.terms import TermDictionary
+
+    state = tmp_path / "state"
+    lines = (DATA / "s_nearby.tnt").read_bytes().splitlines(keepends=True)
+    first = Service(Settings(state=state, checkpoint_every=0))
+    first.add_stream({"name": "near", "iri": EX + "S_nearby"})
+    for name in ("q", "r"):
+        first.add_query({"name": name, "query": NEARBY})
+    before = [line for line in lines if b" 12" not in line]
+    assert len(before) < len(lines)
+    first.push("near", b"".join(before), "tnt")
+    first.close()
+    assert len(pickle.loads((state / "terms.pickle").read_bytes())) == len(first.terms)
+    for name in ("q", "r"):
+        data = (state / "queries" / f"{name}.pickle").read_bytes()
+        names = {str(arg) for op, arg, _ in pickletools.genops(data) if isinstance(arg, str)}
+        assert TermDictionary.__name__ not in names
+    second = Service(Settings(state=state, checkpoint_every=0))
+    assert all(second.query(n).running.dictionary is second.terms for n in ("q", "r"))
+    second.push("near", b"".join(line for line in lines if line not in before), "tnt")
+    second.advance(20)
+    for name in ("q", "r"):
+        kept = second.answers_since(name, 0)
+        assert [(a["seq"], a["bindings"]["who"]) for a in kept] == [
+            (1, f"<{EX}diana>"),
+            (2, f"<{EX}carl>"),
+            (3, f"<{EX}eve>"),
+        ]
+    second.close()

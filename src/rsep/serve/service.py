@@ -13,6 +13,7 @@ before the watermark, is late.
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -330,6 +331,8 @@ class Service:
 
         self.terms = TermDictionary()
         """The term dictionary every query shares: a push is encoded once for them all."""
+        self.terms_bytes = 0
+        """The dictionary's size, pickled, at the last checkpoint (kept once for all)."""
         self._lock = threading.RLock()
         self._saved = 0.0
         self._started = False
@@ -806,12 +809,19 @@ class Service:
                 for q in queries
             ]
             lines += [
-                "# HELP rsep_query_state_bytes A query's state, pickled, at its last checkpoint.",
+                "# HELP rsep_query_state_bytes A query's state, pickled, at its last checkpoint "
+                "(the shared dictionary apart).",
                 "# TYPE rsep_query_state_bytes gauge",
             ]
             lines += [
                 f'rsep_query_state_bytes{{query="{q.name}"}} {q.counters.state_bytes}'
                 for q in queries
+            ]
+            lines += [
+                "# HELP rsep_dictionary_bytes The shared term dictionary, pickled, at the "
+                "last checkpoint.",
+                "# TYPE rsep_dictionary_bytes gauge",
+                f"rsep_dictionary_bytes {self.terms_bytes}",
             ]
             lines += [
                 "# HELP rsep_query_backlog Pushes waiting while a query is paused.",
@@ -861,7 +871,11 @@ class Service:
         if not force and now - self._saved < self.settings.checkpoint_every:
             return
         self._saved = now
-        files: list[tuple[Path, bytes]] = []
+        # the shared dictionary once, first: a query's file refers to it (a dictionary only
+        # grows, so one newer than the queries' files still holds every id they use)
+        terms = pickle.dumps(self.terms, protocol=pickle.HIGHEST_PROTOCOL)
+        self.terms_bytes = len(terms)
+        files: list[tuple[Path, bytes]] = [(folder / "terms.pickle", terms)]
         for query in self.queries.values():
             kept = (
                 query.running,
@@ -872,7 +886,9 @@ class Service:
                 query.state,
                 query.error,
             )
-            data = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+            out = io.BytesIO()
+            _Pickler(out, self.terms).dump(kept)
+            data = out.getvalue()
             query.counters.state_bytes = len(data)
             files.append((folder / "queries" / f"{query.name}.pickle", data))
         registry = {
@@ -912,6 +928,9 @@ class Service:
         except (OSError, ValueError) as exc:
             raise UserError(f"cannot read the state {path}: {exc}") from None
         self.clock, self.watermark = registry.get("clock"), registry.get("watermark")
+        terms = folder / "terms.pickle"
+        if terms.exists():
+            self.terms = pickle.loads(terms.read_bytes())
         for item in registry.get("streams", []):
             stream = Stream(item["name"], item["iri"], item.get("source"), item.get("format"))
             stream.seen = set(item.get("seen", []))
@@ -932,15 +951,35 @@ class Service:
                     query.counters,
                     query.state,
                     query.error,
-                ) = pickle.loads(kept.read_bytes())
+                ) = _Unpickler(io.BytesIO(kept.read_bytes()), self.terms).load()
             self.queries[query.name] = query
-        # each checkpoint holds the shared dictionary as it was; the latest extends the
-        # others (a dictionary only grows), so every query takes it again
-        columnar = [q.running for q in self.queries.values() if q.columnar]
-        if columnar:
-            self.terms = max((r.dictionary for r in columnar), key=len)
-            for running in columnar:
-                running.share(self.terms)
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a query's state with the shared dictionary left out, as a reference."""
+
+    def __init__(self, out: io.BytesIO, terms: object) -> None:
+        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
+        self._terms = terms
+
+    def persistent_id(self, obj: object) -> str | None:
+        return _TERMS if obj is self._terms else None
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads a query's state back, its reference to the dictionary bound to ``terms``."""
+
+    def __init__(self, data: io.BytesIO, terms: object) -> None:
+        super().__init__(data)
+        self._terms = terms
+
+    def persistent_load(self, pid: object) -> object:
+        if pid != _TERMS:
+            raise pickle.UnpicklingError(f"unknown reference {pid!r} in a query's state")
+        return self._terms
+
+
+_TERMS = "terms"
 
 
 class Checkpoints(threading.Thread):
