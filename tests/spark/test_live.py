@@ -252,3 +252,36 @@ def test_crash_recovery(spark: SparkSession, tmp_path: Path, sink: str) -> None:
             broker.stop()
     assert [t.line(sink) for t in found if not t.equal] == []
     assert len(found) == count
+
+
+def test_a_window_in_the_past_live(spark: SparkSession, tmp_path: Path) -> None:
+    """RSP-QL's NEARBY over ``[FROM NOW-10 TO NOW-6 STEP 2]`` (a window read 6 late) with
+    the time-varying G_shops, its events arriving as two files and a tick: the answers
+    tests/api/test_driver.py pins for the oracle and the engine."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
+    from test_driver import PAST, PAST_ANSWERS, SHOPS, STREAMS, rows
+
+    import rsep
+    from rsep.api.inputs import engine_graphs, read_graphs
+
+    plan = rsep.Query(PAST).plan
+    unit = plan.parameters.time_unit
+    events = sorted(
+        (e for iri, path in STREAMS.items() for e in read_events(path, stream=iri, time_unit=unit)),
+        key=lambda e: e.t_end,
+    )
+    arrive(tmp_path / "in", "part-0.nq", [e for e in events if e.t_end <= 5])
+    arrive(tmp_path / "in", "part-1.nq", [e for e in events if e.t_end > 5])
+    arrive(tmp_path / "in", "part-2.nq", [tick(10**4)])
+    live = start_live(
+        spark,
+        plan,
+        tmp_path / "in",
+        tmp_path / "checkpoint",
+        tmp_path / "out",
+        engine_graphs(read_graphs(SHOPS)),
+        available_now=True,
+        max_files_per_trigger=1,
+    )
+    live.wait()
+    assert rows(live.results(), ("who", "owner")) == PAST_ANSWERS
