@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "semantics"))
 
+import pytest
 from test_driver import EX, SPASEQ
 
 from rsep.serve.service import Service
@@ -52,14 +53,9 @@ def test_a_checkpoint_keeps_the_shared_dictionary_once(tmp_path: Path) -> None:
 
     state = tmp_path / "state"
     lines = (DATA / "s_nearby.tnt").read_bytes().splitlines(keepends=True)
-    first = Service(Settings(state=state, checkpoint_every=0))
-    first.add_stream({"name": "near", "iri": EX + "S_nearby"})
-    for name in ("q", "r"):
-        first.add_query({"name": name, "query": NEARBY})
     before = [line for line in lines if b" 12" not in line]
     assert len(before) < len(lines)
-    first.push("near", b"".join(before), "tnt")
-    first.close()
+    first = _two_nearby_queries(state, before)
     assert len(pickle.loads((state / "terms.pickle").read_bytes())) == len(first.terms)
     for name in ("q", "r"):
         data = (state / "queries" / f"{name}.pickle").read_bytes()
@@ -75,5 +71,45 @@ def test_a_checkpoint_keeps_the_shared_dictionary_once(tmp_path: Path) -> None:
             (1, f"<{EX}diana>"),
             (2, f"<{EX}carl>"),
             (3, f"<{EX}eve>"),
+        ]
+    second.close()
+
+
+def _two_nearby_queries(state: Path, lines: list[bytes]) -> Service:
+    """A service on ``state`` with the queries q and r of NEARBY, fed ``lines``, closed."""
+    service = Service(Settings(state=state, checkpoint_every=0))
+    service.add_stream({"name": "near", "iri": EX + "S_nearby"})
+    for name in ("q", "r"):
+        service.add_query({"name": name, "query": NEARBY})
+    service.push("near", b"".join(lines), "tnt")
+    service.close()
+    return service
+
+
+def test_a_state_of_one_dictionary_copy_per_query_is_read(tmp_path: Path) -> None:
+    """A state written when each query's file held its own copy of the dictionary (no
+    ``terms.pickle``) is read: the queries take the latest copy as the one they share and
+    answer on; a query's file that refers to a ``terms.pickle`` gone is refused, named."""
+    from rsep.errors import UserError
+
+    state = tmp_path / "state"
+    lines = (DATA / "s_nearby.tnt").read_bytes().splitlines(keepends=True)
+    before = [line for line in lines if b" 12" not in line]
+    first = _two_nearby_queries(state, before)
+    (state / "terms.pickle").unlink()
+    with pytest.raises(UserError, match=r"q\.pickle: it refers to the shared term dictionary"):
+        Service(Settings(state=state, checkpoint_every=0))
+    for name in ("q", "r"):  # each file written as the service wrote it then
+        query = first.query(name)
+        kept = (query.running, query.seq, query.answers, query.backlog, query.counters)
+        kept += (query.state, query.error)
+        (state / "queries" / f"{name}.pickle").write_bytes(pickle.dumps(kept))
+    second = Service(Settings(state=state, checkpoint_every=0))
+    assert all(second.query(n).running.dictionary is second.terms for n in ("q", "r"))
+    second.push("near", b"".join(line for line in lines if line not in before), "tnt")
+    second.advance(20)
+    for name in ("q", "r"):
+        assert [a["bindings"]["who"] for a in second.answers_since(name, 0)] == [
+            f"<{EX}{who}>" for who in ("diana", "carl", "eve")
         ]
     second.close()

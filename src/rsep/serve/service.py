@@ -929,8 +929,9 @@ class Service:
             raise UserError(f"cannot read the state {path}: {exc}") from None
         self.clock, self.watermark = registry.get("clock"), registry.get("watermark")
         terms = folder / "terms.pickle"
-        if terms.exists():
-            self.terms = pickle.loads(terms.read_bytes())
+        shared = pickle.loads(terms.read_bytes()) if terms.exists() else None
+        if shared is not None:
+            self.terms = shared
         for item in registry.get("streams", []):
             stream = Stream(item["name"], item["iri"], item.get("source"), item.get("format"))
             stream.seen = set(item.get("seen", []))
@@ -951,8 +952,15 @@ class Service:
                     query.counters,
                     query.state,
                     query.error,
-                ) = _Unpickler(io.BytesIO(kept.read_bytes()), self.terms).load()
+                ) = _Unpickler(io.BytesIO(kept.read_bytes()), shared, kept).load()
             self.queries[query.name] = query
+        if shared is None:  # a state written when each query kept its own copy: the
+            # latest copy extends the others (a dictionary only grows), all take it again
+            columnar = [q.running for q in self.queries.values() if q.columnar]
+            if columnar:
+                self.terms = max((r.dictionary for r in columnar), key=len)
+                for running in columnar:
+                    running.share(self.terms)
 
 
 class _Pickler(pickle.Pickler):
@@ -967,15 +975,22 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    """Reads a query's state back, its reference to the dictionary bound to ``terms``."""
+    """Reads a query's state back from ``path``, its reference to the dictionary bound to
+    ``terms`` (``None``: the state has no ``terms.pickle``)."""
 
-    def __init__(self, data: io.BytesIO, terms: object) -> None:
+    def __init__(self, data: io.BytesIO, terms: object | None, path: Path) -> None:
         super().__init__(data)
         self._terms = terms
+        self._path = path
 
     def persistent_load(self, pid: object) -> object:
         if pid != _TERMS:
-            raise pickle.UnpicklingError(f"unknown reference {pid!r} in a query's state")
+            raise UserError(f"cannot read the state {self._path}: unknown reference {pid!r}")
+        if self._terms is None:
+            raise UserError(
+                f"cannot read the state {self._path}: it refers to the shared term "
+                f"dictionary, and {self._path.parent.parent / 'terms.pickle'} is missing"
+            )
         return self._terms
 
 
