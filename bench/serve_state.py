@@ -6,7 +6,7 @@ Registers ``--queries`` copies of tests/api/test_driver.py's SPAseq query (two p
 one shop, without its graph) on one stream, pushes ``--triples`` timestamped triples with a
 new subject each (a dictionary that grows with the stream), checkpoints once and prints the
 bytes of the queries' files and of the shared dictionary's file, and the checkpoint's CPU
-seconds (pickling, under the service's lock).
+seconds (pickling under the service's lock, and writing the files).
 """
 
 from __future__ import annotations
@@ -34,28 +34,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=16)
     parser.add_argument("--triples", type=int, default=20000)
     args = parser.parse_args(argv)
-    state = Path(tempfile.mkdtemp(prefix="rsep-state-")) / "state"
+    with tempfile.TemporaryDirectory(prefix="rsep-state-") as folder:
+        measure(args.queries, args.triples, Path(folder) / "state")
+    return 0
+
+
+def measure(queries: int, triples: int, state: Path) -> None:
+    """One checkpoint of ``queries`` queries after ``triples`` triples, under ``state``."""
     service = Service(Settings(state=state, checkpoint_every=3600))
     service.add_stream({"name": "near", "iri": EX + "S_nearby"})
-    for number in range(args.queries):
+    for number in range(queries):
         service.add_query({"name": f"q{number}", "query": NEARBY})
-    body = "".join(
-        f"<{EX}p{i}> <{EX}isNearby> <{EX}shop{i % 50}> {i} .\n" for i in range(args.triples)
-    )
+    body = "".join(f"<{EX}p{i}> <{EX}isNearby> <{EX}shop{i % 50}> {i} .\n" for i in range(triples))
     service.push("near", body.encode(), "tnt")
     began = time.process_time()
     service._save(force=True)
     cpu = time.process_time() - began
-    queries = sum(f.stat().st_size for f in (state / "queries").glob("*.pickle"))
+    files = sum(f.stat().st_size for f in (state / "queries").glob("*.pickle"))
     terms = state / "terms.pickle"
     shared = terms.stat().st_size if terms.exists() else 0
     print(
-        f"{args.queries} queries, {args.triples} triples, {len(service.terms)} terms: "
-        f"queries' files {queries:,} B, dictionary file {shared:,} B, "
-        f"total {queries + shared:,} B; checkpoint {cpu:.2f} CPU s"
+        f"{queries} queries, {triples} triples, {len(service.terms)} terms: "
+        f"queries' files {files:,} B, dictionary file {shared:,} B, "
+        f"total {files + shared:,} B; checkpoint {cpu:.2f} CPU s"
     )
     service.close()
-    return 0
 
 
 if __name__ == "__main__":

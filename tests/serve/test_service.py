@@ -87,29 +87,40 @@ def _two_nearby_queries(state: Path, lines: list[bytes]) -> Service:
 
 
 def test_a_state_of_one_dictionary_copy_per_query_is_read(tmp_path: Path) -> None:
-    """A state written when each query's file held its own copy of the dictionary (no
-    ``terms.pickle``) is read: the queries take the latest copy as the one they share and
-    answer on; a query's file that refers to a ``terms.pickle`` gone is refused, named."""
+    """Query files written when each held its own copy of the dictionary are read: all of
+    a state's (no ``terms.pickle``), or one beside ``terms.pickle`` (a checkpoint cut
+    short): the queries take the largest dictionary as the one they share and answer on; a
+    query's file that refers to a ``terms.pickle`` gone is refused, named."""
+    import shutil
+
     from rsep.errors import UserError
 
     state = tmp_path / "state"
     lines = (DATA / "s_nearby.tnt").read_bytes().splitlines(keepends=True)
     before = [line for line in lines if b" 12" not in line]
     first = _two_nearby_queries(state, before)
+    terms = (state / "terms.pickle").read_bytes()
     (state / "terms.pickle").unlink()
     with pytest.raises(UserError, match=r"q\.pickle: it refers to the shared term dictionary"):
         Service(Settings(state=state, checkpoint_every=0))
-    for name in ("q", "r"):  # each file written as the service wrote it then
+    old = {}  # each query's file as the service wrote it then
+    for name in ("q", "r"):
         query = first.query(name)
         kept = (query.running, query.seq, query.answers, query.backlog, query.counters)
-        kept += (query.state, query.error)
-        (state / "queries" / f"{name}.pickle").write_bytes(pickle.dumps(kept))
-    second = Service(Settings(state=state, checkpoint_every=0))
-    assert all(second.query(n).running.dictionary is second.terms for n in ("q", "r"))
-    second.push("near", b"".join(line for line in lines if line not in before), "tnt")
-    second.advance(20)
-    for name in ("q", "r"):
-        assert [a["bindings"]["who"] for a in second.answers_since(name, 0)] == [
-            f"<{EX}{who}>" for who in ("diana", "carl", "eve")
-        ]
-    second.close()
+        old[name] = pickle.dumps((*kept, query.state, query.error))
+    for layout, names in (("old", ("q", "r")), ("mixed", ("q",))):
+        folder = tmp_path / layout
+        shutil.copytree(state, folder)
+        if layout == "mixed":
+            (folder / "terms.pickle").write_bytes(terms)
+        for name in names:
+            (folder / "queries" / f"{name}.pickle").write_bytes(old[name])
+        second = Service(Settings(state=folder, checkpoint_every=0))
+        assert all(second.query(n).running.dictionary is second.terms for n in ("q", "r"))
+        second.push("near", b"".join(line for line in lines if line not in before), "tnt")
+        second.advance(20)
+        for name in ("q", "r"):
+            assert [a["bindings"]["who"] for a in second.answers_since(name, 0)] == [
+                f"<{EX}{who}>" for who in ("diana", "carl", "eve")
+            ], (layout, name)
+        second.close()

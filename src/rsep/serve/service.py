@@ -873,7 +873,8 @@ class Service:
         self._saved = now
         # the shared dictionary once, first: a query's file refers to it (a dictionary only
         # grows, so one newer than the queries' files still holds every id they use)
-        terms = pickle.dumps(self.terms, protocol=pickle.HIGHEST_PROTOCOL)
+        with self.terms.lock:  # a push parses (and adds terms) off the service's lock
+            terms = pickle.dumps(self.terms, protocol=pickle.HIGHEST_PROTOCOL)
         self.terms_bytes = len(terms)
         files: list[tuple[Path, bytes]] = [(folder / "terms.pickle", terms)]
         for query in self.queries.values():
@@ -954,12 +955,15 @@ class Service:
                     query.error,
                 ) = _Unpickler(io.BytesIO(kept.read_bytes()), shared, kept).load()
             self.queries[query.name] = query
-        if shared is None:  # a state written when each query kept its own copy: the
-            # latest copy extends the others (a dictionary only grows), all take it again
-            columnar = [q.running for q in self.queries.values() if q.columnar]
-            if columnar:
-                self.terms = max((r.dictionary for r in columnar), key=len)
-                for running in columnar:
+        # query files written when each query kept its own copy of the dictionary (all of a
+        # state's before terms.pickle, or some beside it after a checkpoint cut short): the
+        # largest dictionary extends the others (a dictionary only grows), all take it
+        columnar = [q.running for q in self.queries.values() if q.columnar]
+        copies = [r.dictionary for r in columnar if r.dictionary is not self.terms]
+        if copies:
+            self.terms = max([self.terms, *copies], key=len)
+            for running in columnar:
+                if running.dictionary is not self.terms:
                     running.share(self.terms)
 
 
