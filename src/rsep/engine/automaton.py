@@ -307,14 +307,6 @@ def _kept(keep_i: np.ndarray, keep_f: np.ndarray, at: int, f: int) -> tuple[Any,
     )
 
 
-@njit(cache=True)
-def _side(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats):  # type: ignore[no-untyped-def]
-    """The value of the subprogram ``ops[lo:hi]`` on ``ids`` (a FILTER operand's, kept: a
-    call, not inlined, since it runs once per row or solution and the evaluator is long to
-    compile)."""
-    return entry_with(ops, args, lo, hi, ids, kind, numeric, number, exact, ints, floats)
-
-
 @njit(cache=True, inline="always")
 def _holds(
     f: int,
@@ -684,7 +676,7 @@ def run_partitions(
                                             if which == 1 and alone and sol_ok[s, f]:
                                                 continue
                                             left = (which == 0) == run_left
-                                            side = _side(
+                                            side = entry_with(
                                                 ops,
                                                 args,
                                                 f_lo[f] if left else mid,
