@@ -52,11 +52,7 @@ def _driver_opts() -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``exhaustive`` (the 10,000-case differential runs) are skipped unless
-    asked for: ``-m exhaustive`` or ``RSEP_EXHAUSTIVE=1``. For pytest-xdist's ``loadgroup``
-    (pyproject.toml's ``-n``), each module is one group, run in order by one worker (a
-    module's tests may share counters, e.g. the differential share tests), and every module
-    that uses the SparkSession is in the group ``spark``, so that one worker starts it."""
-    _group_by_module(items)
+    asked for: ``-m exhaustive`` or ``RSEP_EXHAUSTIVE=1``."""
     wanted = (
         "exhaustive" in (config.getoption("-m") or "") or os.environ.get("RSEP_EXHAUSTIVE") == "1"
     )
@@ -66,16 +62,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "exhaustive" in item.keywords:
             item.add_marker(skip)
-
-
-def _group_by_module(items: list[pytest.Item]) -> None:
-    """The ``xdist_group`` of each test: its module's path, or ``spark``."""
-    spark = {
-        item.nodeid.split("::")[0]
-        for item in items
-        if item.get_closest_marker("spark") is not None
-        or "spark" in getattr(item, "fixturenames", ())
-    }
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group("spark" if module in spark else module))
