@@ -7,9 +7,12 @@ MATCH beside the shops graph)."""
 
 from __future__ import annotations
 
+import random
 import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +20,9 @@ from hypothesis import HealthCheck, given, settings
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "semantics"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+from acceptance import write_parts
+from driving import canonical as texts
+from pyoxigraph import Triple
 from semantics_data import Q_EX_RSPQL
 from test_continuous import Case, canonical, cases, dense_items, merged, time_windows
 from test_driver import (
@@ -31,11 +37,22 @@ from test_driver import (
     STREAMS,
     rows,
 )
+from test_engine_cqelscep import BASE, EX, MAP, S1, Generator, compiled, graph, item, oracle
+from test_engine_cqelscep import FAMILIES as CQELSCEP_FAMILIES
+from test_engine_cqelscep import Case as CepCase
 
 import rsep
+from rsep.algebra.events import CepJoin, CepWindow, GraphPatternRef
+from rsep.algebra.passes import override
+from rsep.algebra.plan import Plan
+from rsep.algebra.window import LandmarkWindow, TimeWindow
 from rsep.api.inputs import engine_graphs, read_graphs
+from rsep.engine import incremental_query
 from rsep.engine.continuous import ContinuousWindowQuery
+from rsep.engine.cqelscep import CqelscepQuery
+from rsep.engine.query import drive
 from rsep.errors import UserError
+from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 from rsep.spark.job import StreamInput
 from rsep.spark.partition import TimeRanges, time_ranges
@@ -191,21 +208,24 @@ def test_rsepql_match_over_time_ranges(spark: SparkSession) -> None:
     assert found == RSEPQL_ANSWERS["RSTREAM", None]
 
 
-def split_run(case: Case, ranges: TimeRanges) -> list[Result]:
-    """The case's answers as Spark's tasks over ``ranges`` give them: each range's task
-    fed the items routed to it (:meth:`TimeRanges.parts_of`), run as
-    :meth:`TimeRanges.run` says, its answers inside its range kept; a range no item
-    reaches has no task."""
-    events = merged(case.streams)
+def split_run(
+    plan: Plan,
+    graphs: Mapping[str, Any],
+    events: Sequence[Event],
+    ranges: TimeRanges,
+    start: int | None = None,
+) -> list[Result]:
+    """The answers as Spark's tasks over ``ranges`` give them: each range's task fed the
+    items routed to it (:meth:`TimeRanges.parts_of`), run as :meth:`TimeRanges.run` and
+    :meth:`TimeRanges.reads` say, its answers inside its range kept
+    (:meth:`TimeRanges.keep`); a range no item reaches has no task."""
     out: list[Result] = []
     for part in range(ranges.count):
-        mine = [e for e in events if part in ranges.parts_of(e.t_end)]
+        mine = [e for e in events if part in ranges.parts_of(e.t_end, e.t_start)]
         if not mine:
             continue
-        begins, ends, first = ranges.run(part, case.start, None)
-        query = ContinuousWindowQuery(case.plan, case.graphs, start=begins)
-        found = [*query.push(mine), *query.finish(ends)]
-        out += [r for r in found if first is None or r.time >= first]
+        query = incremental_query(plan, graphs, start=ranges.run(part, start, None)[0])
+        out += ranges.keep(part, drive(query, mine, ranges.reads(part, None)), None)
     return out
 
 
@@ -237,7 +257,8 @@ def spread_cases(examples: int, fixed: bool) -> list[tuple[bool, bool]]:
             seen.append((True, False))
             return
         for count in (2, 3):
-            split = split_run(case, ranges.spanning(low, max(times), count))
+            spread = ranges.spanning(low, max(times), count)
+            split = split_run(case.plan, case.graphs, merged(case.streams), spread, case.start)
             assert canonical(split) == canonical(whole), (count, case)
         seen.append((True, bool(whole)))
 
@@ -265,3 +286,170 @@ def test_time_ranges_give_the_whole_run_answers_exhaustive() -> None:
     seen = spread_cases(10_000, fixed=False)
     spread = [answered for taken, answered in seen if taken]
     assert len(spread) >= 1_000 and sum(spread) >= 0.5 * len(spread), (len(spread), sum(spread))
+
+
+class Longer(Generator):
+    """The differential cases' queries over longer streams: 30-60 items at 0-30 (so that
+    ranges are longer than the windows), interval items as the family draws them."""
+
+    def events(self) -> list[Event]:
+        found = []
+        for _ in range(self.rng.randint(30, 60)):
+            drawn = super().events()[0]
+            t1 = self.rng.randint(0, 30)
+            found.append(Event(drawn.stream, t1, t1 + drawn.t_end - drawn.t_start, drawn.graph))
+        return sorted(found, key=lambda e: e.t_end)
+
+    def background(self) -> tuple[GraphPatternRef, frozenset[Triple]]:
+        """The drawn path pattern over a map of five draws (more paths hold)."""
+        pattern, triples = super().background()
+        for _ in range(4):
+            triples |= super().background()[1]
+        return pattern, triples
+
+
+def cqelscep_spread(family: str, seeds: range) -> tuple[int, int]:
+    """Over the CQELS-CEP differential cases of ``family`` (tests/engine/
+    test_engine_cqelscep.py: random event clauses, windows, interval items, R2S), those
+    :func:`time_ranges` spreads, run over two, three and five ranges of their items' span:
+    the whole run's answers (itself the oracle's, tests/engine). The number spread and the
+    number of those with answers."""
+    spread = answered = 0
+    for seed in seeds:
+        case = Longer(family, random.Random(seed)).case()
+        ranges = time_ranges(case.plan)
+        times = [e.t_end for e in case.events]
+        if isinstance(ranges, str) or max(times) <= min(times):
+            continue
+        try:
+            whole = list(drive(CqelscepQuery(case.plan, case.graphs), case.events))
+        except UserError:
+            continue
+        reach = max(e.t_end - e.t_start for e in case.events)
+        for count in (2, 3, 5):
+            split = split_run(
+                case.plan,
+                case.graphs,
+                case.events,
+                ranges.spanning(min(times), max(times), count, reach),
+            )
+            assert canonical(split) == canonical(whole), (family, seed, count)
+        spread += 1
+        answered += bool(whole)
+    return spread, answered
+
+
+@pytest.mark.parametrize("family", CQELSCEP_FAMILIES)
+def test_cqelscep_over_time_ranges_gives_the_whole_run_answers(family: str) -> None:
+    """CQELS-CEP's event clauses over time ranges (:func:`time_ranges`: RANGE and NOW
+    windows), on 150 random cases per operator family (SEQ, SEQ_WO, NO_HEAD, NO_TAIL, OR,
+    JOIN, interval items, nested paths over a background): the whole run's answers; most
+    cases spread, at least half of them with answers."""
+    spread, answered = cqelscep_spread(family, range(150))
+    assert spread >= 50, spread
+    assert answered >= 0.5 * spread, (answered, spread)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("family", CQELSCEP_FAMILIES)
+def test_cqelscep_over_time_ranges_exhaustive(family: str) -> None:
+    """The same over 10,000 cases per family (``-m exhaustive`` or RSEP_EXHAUSTIVE=1)."""
+    spread, answered = cqelscep_spread(family, range(10_000))
+    assert spread >= 3_000 and answered >= 0.5 * spread, (spread, answered)
+
+
+def boundary_plan(r2s: str) -> Plan:
+    """``SELECT ?v`` of the items of :s1 in ``[RANGE 5]`` (``{ ?v :a ?s }``) joined with
+    the map's ``{ ?v :type ?k }``, lateness 4."""
+    window = CepWindow(
+        f"{EX}W1", S1, TimeWindow(5, 1), GraphPatternRef(f"{{ ?v <{EX}a> ?s }}", frozenset("vs"))
+    )
+    background = GraphPatternRef(f"{{ ?v <{EX}type> ?k }}", frozenset("vk"))
+    base = compiled(BASE.format(head="SELECT ?v"))
+    return override(replace(base, r2r=CepJoin(window, background)), {"lateness": 4, "r2s": r2s})
+
+
+BOUNDARY_EVENTS = [
+    item(S1, t1, t2, f":{v} :a :m .") for t1, t2, v in [(0, 0, "u"), (9, 13, "w"), (20, 20, "u")]
+]
+
+
+@pytest.mark.parametrize("r2s", ["istream", "dstream", "rstream"])
+def test_cqelscep_ranges_at_their_bounds(r2s: str) -> None:
+    """CQELS-CEP over ranges whose bounds fall where an item enters and leaves its window
+    (RANGE 5: a point item at 0 holds until 5 and leaves at 6, a range starts at 6); an
+    interval item over [9, 13] that starts in one range and ends in the next. DStream
+    reports the item at 0 leaving at 6 only when the range's task compares with the
+    evaluation at 0 (``lead = T + 1``); the interval item is in its first range's windows
+    though it ends in the next. The whole run's answers, and the oracle's."""
+    plan = boundary_plan(r2s)
+    ranges = time_ranges(plan)
+    assert isinstance(ranges, TimeRanges) and ranges.lead == 6
+    events = BOUNDARY_EVENTS
+    graphs = {MAP: graph(":u :type :bus . :w :type :tram .")}
+    whole = list(drive(incremental_query(plan, graphs), events))
+    assert texts(whole) == oracle(plan, events, graphs)
+    spread = ranges.spanning(0, 20, 4, reach=4)
+    assert [spread.bounds(p)[0] for p in range(4)] == [None, 6, 12, 18]
+    assert canonical(split_run(plan, graphs, events, spread)) == canonical(whole)
+    assert len(whole) >= 3
+
+
+def answered_case(family: str) -> CepCase:
+    """The first longer differential case of ``family`` that :func:`time_ranges` spreads
+    and whose oracle answers at least five times."""
+    for seed in range(100):
+        case = Longer(family, random.Random(seed)).case()
+        if isinstance(time_ranges(case.plan), str):
+            continue
+        try:
+            expected = oracle(case.plan, case.events, case.graphs)
+        except UserError:
+            continue
+        if len(expected) >= 5:
+            return case
+    raise AssertionError(f"no {family} case answers")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("family", ["windows", "seq_wo", "paths"])
+def test_cqelscep_over_time_ranges_on_spark(
+    spark: SparkSession, tmp_path: Path, family: str
+) -> None:
+    """A CQELS-CEP case of each family (interval items; SEQ_WO; a nested path over the
+    background) replayed on Spark over three and four time ranges: the oracle's answers."""
+    case = answered_case(family)
+    expected = oracle(case.plan, case.events, case.graphs)
+    write_parts(case.events, tmp_path / "parts", 2)
+    for partitions in (3, 4):
+        inputs = [StreamInput(tmp_path / "parts")]
+        job = replay(spark, case.plan, inputs, case.graphs, partitions=partitions)
+        assert job.scheme.ranges is not None and job.scheme.ranges.count == partitions
+        assert texts(job.results) == expected
+
+
+@pytest.mark.spark
+def test_cqelscep_interval_item_across_ranges_on_spark(spark: SparkSession, tmp_path: Path) -> None:
+    """:func:`test_cqelscep_ranges_at_their_bounds`'s items on Spark over four ranges: the
+    item over [9, 13] goes to the range of its start too (Spark's routing), and DStream
+    sees the item at 0 leave at 6; the oracle's answers."""
+    plan = boundary_plan("dstream")
+    graphs = {MAP: graph(":u :type :bus . :w :type :tram .")}
+    write_parts(BOUNDARY_EVENTS, tmp_path / "parts", 2)
+    job = replay(spark, plan, [StreamInput(tmp_path / "parts")], graphs, partitions=4)
+    assert job.scheme.ranges is not None and job.scheme.ranges.length == 6
+    assert texts(job.results) == oracle(plan, BOUNDARY_EVENTS, graphs)
+
+
+def test_cqelscep_plans_that_run_in_one_task_say_why() -> None:
+    """CQELS-CEP over an [ALL] window (its content reaches back to the start), as ASK (an
+    answer at instants without items), or with COUNT and no GROUP BY: one task, and why."""
+    plan = boundary_plan("istream")
+    window = next(n for n in plan.r2r.walk() if isinstance(n, CepWindow))
+    landmark = replace(plan, r2r=CepJoin(replace(window, window=LandmarkWindow()), window))
+    assert "is [ALL]" in str(time_ranges(landmark))
+    assert "an ASK" in str(time_ranges(compiled(BASE.format(head="ASK"))))
+    count = compiled(BASE.format(head="SELECT (COUNT(*) AS ?n)"))
+    assert "an aggregate without GROUP BY" in str(time_ranges(count))
+    grouped = compiled(BASE.format(head="SELECT ?v (COUNT(*) AS ?n)") + " GROUP BY ?v")
+    assert isinstance(time_ranges(grouped), TimeRanges)

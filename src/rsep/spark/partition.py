@@ -30,16 +30,17 @@ Three questions, answered from the plan once on the driver (:func:`choose_scheme
 3. **Which partition owns a key**: a CRC-32 of the key's terms in N-Triples form, the same
    in every process (Python's ``hash`` of a string is not).
 
-An RSP-QL graph pattern over time windows has no key, but its answer at an instant reads
-only the windows' items of a bounded past (RSP-QL Def. 12-19): such a plan is spread over
-consecutive time ranges instead (:func:`time_ranges`), each range's task reading the
-items of its range and of the window's extent before it (:class:`TimeRanges`).
+An RSP-QL graph pattern (or CQELS-CEP's event clauses) over time windows has no key, but
+its answer at an instant reads only the windows' items of a bounded past (RSP-QL Def.
+12-19, CQELS-CEP Sect. 4.1): such a plan is spread over consecutive time ranges instead
+(:func:`time_ranges`), each range's task reading the items of its range and of the
+window's extent before it (:class:`TimeRanges`).
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from math import lcm
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Triple
 
 from rsep.algebra.events import (
+    CepWindow,
     Conjunction,
     ConsumptionPolicy,
     Disjunction,
@@ -303,12 +305,15 @@ def choose_scheme(plan: Plan, partitions: int, *, keys_projected: bool = False) 
 
 @dataclass(frozen=True)
 class TimeRanges:
-    """An RSP-QL plan over consecutive time ranges, one task each: range ``j`` is
+    """A windowed plan over consecutive time ranges, one task each: range ``j`` is
     ``[origin + j·length, origin + (j+1)·length)``, the last one open. Its task reads the
     items of the range and of the ``overlap`` before it (every window's extent the
     answers in the range read, RSP-QL Def. 12, and ``lead``), evaluates from ``lead``
     before it (the evaluation IStream and DStream compare the range's first one with,
-    Def. 21) and keeps the answers inside it. ``reason`` says why this is exact."""
+    Def. 21) and keeps the answers inside it. With ``intervals`` (CQELS-CEP's interval
+    items, a window holds an item from its start, Sect. 4.1) an item also goes to the
+    ranges from its start's on, and a task reads the items ending up to ``reach`` after
+    its range (the longest item's duration). ``reason`` says why this is exact."""
 
     lead: int
     overlap: int
@@ -316,16 +321,19 @@ class TimeRanges:
     origin: int = 0
     length: int = 1
     count: int = 1
+    intervals: bool = False
+    reach: int = 0
 
-    def spanning(self, low: int, high: int, count: int) -> TimeRanges:
+    def spanning(self, low: int, high: int, count: int, reach: int = 0) -> TimeRanges:
         """At most ``count`` ranges of equal length over the times ``low..high`` of the
         windows' items, each starting at or before ``high``: the last range's task then
         ends where the whole run does (the last item's time plus the window's horizon),
-        not at a start of its own past it."""
+        not at a start of its own past it. ``reach``: the items' longest duration."""
         count = max(1, min(count, high - low + 1))
         length = -(-(high - low + 1) // count)
         count = -(-(high - low + 1) // length)
-        return replace(self, origin=low, length=length, count=count)
+        reach = reach if self.intervals else 0
+        return replace(self, origin=low, length=length, count=count, reach=reach)
 
     def bounds(self, part: int) -> tuple[int | None, int | None]:
         """Range ``part``'s first instant and the instant after its last (``None``: the
@@ -333,32 +341,56 @@ class TimeRanges:
         low = self.origin + part * self.length
         return (None if part == 0 else low), (None if part == self.count - 1 else low + self.length)
 
-    def parts_of(self, t: int) -> range:
+    def index(self, t: int) -> int:
+        """The range holding instant ``t`` (the first and last reach outwards)."""
+        return min(max((t - self.origin) // self.length, 0), self.count - 1)
+
+    def parts_of(self, t: int, t_start: int | None = None) -> range:
         """The ranges an item at ``t`` goes to: its own, and those starting less than
-        ``overlap`` after it."""
-
-        def index(x: int) -> int:
-            return min(max((x - self.origin) // self.length, 0), self.count - 1)
-
-        return range(index(t), index(t + self.overlap - 1) + 1)
+        ``overlap`` after it; with ``intervals``, also those from its start's
+        (``t_start``)."""
+        first = t if t_start is None or not self.intervals else min(t, t_start)
+        return range(self.index(first), self.index(t + self.overlap - 1) + 1)
 
     def run(
         self, part: int, start: int | None, until: int | None
     ) -> tuple[int | None, int | None, int | None]:
         """How range ``part``'s task runs a query from ``start`` to ``until``: the start
         and end it evaluates over, and the first instant whose answers it keeps
-        (``None``: all)."""
+        (``None``: all). From a ``start`` after the range's lead, the task starts there
+        too (the whole run's first instant compares with ∅, RSP-QL Def. 21)."""
         first, after = self.bounds(part)
         begins = start if first is None else first - self.lead
+        if start is not None and begins is not None:
+            begins = max(begins, start)
         ends = until
         if after is not None:
             ends = after - 1 if until is None else min(until, after - 1)
         return begins, ends, first
 
+    def reads(self, part: int, until: int | None) -> int | None:
+        """The last item time range ``part``'s task reads (``None``: all): the range's
+        end, and ``reach`` more for interval items that start by it."""
+        _, ends, _ = self.run(part, None, until)
+        if ends is None or ends == until:
+            return ends
+        return ends + self.reach if until is None else min(until, ends + self.reach)
+
+    def keep(self, part: int, answers: Iterable[Result], until: int | None) -> Iterator[Result]:
+        """The answers (in time order) of range ``part``'s task, run as :meth:`run` and
+        :meth:`reads` say, that are inside its range."""
+        _, ends, first = self.run(part, None, until)
+        for answer in answers:
+            if ends is not None and answer.time > ends:
+                return
+            if first is None or answer.time >= first:
+                yield answer
+
 
 def time_ranges(plan: Plan) -> TimeRanges | str:
-    """How an RSP-QL graph pattern, or RSEP-QL's MATCH without consumption, over windows is
-    spread over time ranges, or why it runs in one task. Exact when the answer at ``t``
+    """How an RSP-QL graph pattern, RSEP-QL's MATCH without consumption, or CQELS-CEP's
+    event clauses (:func:`_cqelscep_ranges`) over windows is spread over time ranges, or
+    why it runs in one task. For RSP-QL and RSEP-QL, exact when the answer at ``t``
     and whether ``t`` is an evaluation instant read only the windows' items in
     ``(t - width - slide, t]`` and the static graphs: time windows (RSP-QL Def. 12),
     report policies of window close, non-empty content and periodic conditions (Def. 23;
@@ -371,6 +403,8 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
     plan = apply_profile(plan)
     r2r = plan.r2r
     root = r2r.event if isinstance(r2r, EventJoin) else r2r
+    if isinstance(root, EventPattern) and any(isinstance(n, CepWindow) for n in root.walk()):
+        return _cqelscep_ranges(plan, root)
     if isinstance(root, Match):  # RSEP-QL: MATCH over the windows' contents at t (Sect. 4)
         consumption = root.consumption or plan.parameters.consumption
         if consumption is not ConsumptionPolicy.NONE:
@@ -440,6 +474,51 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
             if lead
             else ")"
         ),
+    )
+
+
+def _cqelscep_ranges(plan: Plan, clauses: EventPattern) -> TimeRanges | str:
+    """CQELS-CEP's event clauses over time ranges (:func:`time_ranges`). Exact when every
+    window is ``[RANGE T]`` (or ``[NOW]``): the content at ``t`` is the items meeting
+    ``[t - T, t]``, cut (Sect. 4.1), and the evaluation instants are where an item's cut
+    changes (within ``[t1, t2 + T + 1]``), so the answer is constant between them; an
+    answer needs a window's item (every operator of Sect. 4.2 keeps a positive one), so
+    an instant more than ``T + 1`` after every item answers ∅ and the evaluation before a
+    range's first is within ``lead = T + 1`` of it or compares with ∅ (RSP-QL Def. 21);
+    a task reads the items meeting ``[first - lead - T - 1, …]``."""
+    from rsep.algebra.window import interval_width
+
+    widths = []
+    for node in clauses.walk():
+        if isinstance(node, CepWindow):
+            width = interval_width(node.window)
+            if width is None:
+                return (
+                    f"window {node.name} is [ALL]: its content at an instant depends on items "
+                    "of any age"
+                )
+            widths.append(width)
+    if isinstance(plan.form, Ask) or plan.parameters.output_empty:
+        return (
+            "an ASK, or an empty relation reported (output.empty), answers at instants "
+            "with no item: every instant of a range without items would be evaluated"
+        )
+    modifiers = plan.modifiers
+    if modifiers is not None and modifiers.grouped and "GROUP" not in modifiers.tail.upper():
+        return (
+            "an aggregate without GROUP BY answers with no item (COUNT 0): every instant of a "
+            "range without items would be evaluated"
+        )
+    width = max(widths)
+    lead = width + 1
+    overlap = lead + width + 2
+    return TimeRanges(
+        lead,
+        overlap,
+        f"time ranges: each task reads its range and the {overlap} instants before it (the "
+        f"windows' RANGE {width} twice, and the evaluation before the range, which IStream/"
+        "DStream compare with), and the interval items that start by its end",
+        intervals=True,
     )
 
 

@@ -22,9 +22,10 @@ The job, stage by stage (docs/architecture.md):
    (:class:`~rsep.spark.partition.Router`); the event goes to the partition owning each
    of its keys (a CRC-32, computed by Spark), an event without a key to every partition,
    and its rows are joined with these partitions. An RSP-QL graph pattern over time
-   windows (or RSEP-QL's MATCH without consumption) goes over time ranges instead
-   (:func:`rsep.spark.partition.time_ranges`): each event to its range and to the ranges
-   starting less than the windows' extent after it.
+   windows (or RSEP-QL's MATCH without consumption, or CQELS-CEP's event clauses over
+   RANGE windows) goes over time ranges instead (:func:`rsep.spark.partition.time_ranges`):
+   each event to its range (an interval item from its start's) and to the ranges starting
+   less than the windows' extent after it.
 4. **Evaluate**: each partition's rows are sorted by time; a task rebuilds the events
    (for RSP-QL's window evaluator, batches of term ids), builds the engine's evaluator
    (over a time range: from the range's start less the lead, up to its end, keeping the
@@ -404,7 +405,8 @@ def route(frame: DataFrame, scheme: Scheme, graphs: Mapping[str, Any]) -> DataFr
 
 def _ranged(frame: DataFrame, ranges: TimeRanges) -> DataFrame:
     """``frame`` with columns ``part`` and ``home``: each event's rows in its time range
-    (``home``) and in each later range that starts less than ``overlap`` after it."""
+    (``home``; with interval items, the range of its start) and in each later range that
+    starts less than ``overlap`` after it (:meth:`TimeRanges.parts_of`)."""
     from pyspark.sql import functions as F
 
     def index(t: Column) -> Column:
@@ -414,7 +416,8 @@ def _ranged(frame: DataFrame, ranges: TimeRanges) -> DataFrame:
         )
 
     t = F.col("t_end")
-    parts = F.sequence(index(t), index(t + F.lit(ranges.overlap - 1)))
+    first = F.least(t, F.col("t_start")) if ranges.intervals else t
+    parts = F.sequence(index(first), index(t + F.lit(ranges.overlap - 1)))
     exploded = frame.select(*frame.columns, F.posexplode(parts).alias("_pos", "part"))
     return exploded.select(*frame.columns, "part", (F.col("_pos") == 0).alias("home"))
 
@@ -490,14 +493,13 @@ def _engine_task(
             for part, pieces in _parts(batches):
                 counted = [0]
                 output = PartitionOutput(scheme, part)
-                begins, ends, first = start, until, None
-                if scheme.ranges is not None:
-                    begins, ends, first = scheme.ranges.run(part, start, until)
+                ranges = scheme.ranges
+                begins = start if ranges is None else ranges.run(part, start, until)[0]
+                reads = until if ranges is None else ranges.reads(part, until)
                 query = incremental_query(scheme.plan, graphs, start=begins)
-                pushes = _pushes(query, pieces, counted)
-                answers = drive(query, pushes, ends)
-                if first is not None:
-                    answers = (a for a in answers if a.time >= first)
+                answers = drive(query, _pushes(query, pieces, counted), reads)
+                if ranges is not None:
+                    answers = ranges.keep(part, answers, until)
                 seq = 0
                 for _, instant in groupby(answers, key=lambda result: result.time):
                     for result in output.take(instant):
@@ -632,7 +634,11 @@ def _over_time_ranges(
     with driver_errors():  # the items windows read (the whole run's range ends by them)
         row = (
             frame.where(F.col("stream").isin(read))
-            .agg(F.min("t_end").alias("low"), F.max("t_end").alias("high"))
+            .agg(
+                F.min("t_end").alias("low"),
+                F.max("t_end").alias("high"),
+                F.max(F.col("t_end") - F.col("t_start")).alias("reach"),
+            )
             .first()
         )
     if row is None or row["low"] is None:
@@ -641,7 +647,7 @@ def _over_time_ranges(
     high = row["high"] if until is None else min(until, row["high"])
     if high <= low:
         return scheme
-    spread = ranges.spanning(low, high, count)
+    spread = ranges.spanning(low, high, count, max(0, row["reach"]))
     return replace(scheme, partitions=spread.count, ranges=spread, reason=ranges.reason)
 
 
