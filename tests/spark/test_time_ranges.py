@@ -1,15 +1,16 @@
-"""RSP-QL graph patterns over time windows spread over time ranges on Spark
-(:func:`rsep.spark.partition.time_ranges`, :mod:`rsep.spark.replay`): which plans, with
-what overlap and lead, and why the others run in one task; over three ranges the answers
-are the oracle's (RSP-QL Example 10 with the time-varying shops graph; who is near whose
-shop under RStream, and under IStream and DStream with window-close reports; RSEP-QL's
-MATCH beside the shops graph)."""
+"""Windowed plans spread over time ranges on Spark (:func:`rsep.spark.partition.time_ranges`,
+:mod:`rsep.spark.replay`): which plans, with what overlap and lead, and why the others run
+in one task; split as the tasks split them, the answers are the whole run's on random
+RSP-QL, CQELS-CEP and EP-SPARQL cases, and at the ranges' bounds; on Spark they are the
+oracle's (RSP-QL Example 10 with the time-varying shops graph; who is near whose shop under
+RStream, and under IStream and DStream with window-close reports; RSEP-QL's MATCH beside
+the shops graph; CQELS-CEP's SEQ_WO, interval items and nested paths; EP-SPARQL WITHIN d)."""
 
 from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from acceptance import write_parts
 from driving import canonical as texts
 from pyoxigraph import Triple
 from semantics_data import Q_EX_RSPQL
+from semantics_data import expand as ep_expand
 from test_continuous import Case, canonical, cases, dense_items, merged, time_windows
 from test_driver import (
     EX_10,
@@ -40,16 +42,20 @@ from test_driver import (
 from test_engine_cqelscep import BASE, EX, MAP, S1, Generator, compiled, graph, item, oracle
 from test_engine_cqelscep import FAMILIES as CQELSCEP_FAMILIES
 from test_engine_cqelscep import Case as CepCase
+from test_engine_epsparql import SECOND, S
+from test_engine_epsparql import oracle as ep_oracle
+from test_engine_epsparql import plan_of as ep_plan_of
+from test_engine_epsparql import stream_of as ep_stream_of
+from test_engine_epsparql import triple as ep_triple
 
 import rsep
-from rsep.algebra.events import CepJoin, CepWindow, GraphPatternRef
+from rsep.algebra.events import CepJoin, CepWindow, GraphPatternRef, SeqJoin, StreamBgp, Within
 from rsep.algebra.passes import override
-from rsep.algebra.plan import Plan
+from rsep.algebra.plan import Plan, Select
 from rsep.algebra.window import LandmarkWindow, TimeWindow
 from rsep.api.inputs import engine_graphs, read_graphs
 from rsep.engine import incremental_query
 from rsep.engine.continuous import ContinuousWindowQuery
-from rsep.engine.cqelscep import CqelscepQuery
 from rsep.engine.query import drive
 from rsep.errors import UserError
 from rsep.rdf.event import Event
@@ -128,7 +134,12 @@ def test_ranges_split_the_span_and_bound_each_task() -> None:
         ),
         (
             "PREFIX : <http://example.org/>\nSELECT ?x WHERE { ?x :p ?y } SEQ { ?y :q ?z }",
-            "not an RSP-QL graph pattern or RSEP-QL MATCH",
+            "EP-SPARQL without WITHIN",
+        ),
+        (
+            "PREFIX : <http://example.org/>\nSELECT ?x WHERE { ?x :p ?y } OPTIONALSEQ "
+            "{ ?y :q ?z } WITHIN 5",
+            "OPTIONALSEQ",
         ),
     ],
 )
@@ -308,54 +319,38 @@ class Longer(Generator):
         return pattern, triples
 
 
-def cqelscep_spread(family: str, seeds: range) -> tuple[int, int]:
-    """Over the CQELS-CEP differential cases of ``family`` (tests/engine/
-    test_engine_cqelscep.py: random event clauses, windows, interval items, R2S), those
-    :func:`time_ranges` spreads, run over two, three and five ranges of their items' span:
-    the whole run's answers (itself the oracle's, tests/engine). The number spread and the
-    number of those with answers."""
+def split_share(
+    cases: Iterable[tuple[Plan, Mapping[str, Any], list[Event]]],
+) -> tuple[int, int]:
+    """Over the ``cases`` (plan, graphs, events in time order) that :func:`time_ranges`
+    spreads, run over two, three and five ranges of their items' span (reaching the
+    longest item's duration): the whole run's answers (itself the oracle's, tests/engine).
+    The number spread and the number of those with answers."""
     spread = answered = 0
-    for seed in seeds:
-        case = Longer(family, random.Random(seed)).case()
-        ranges = time_ranges(case.plan)
-        times = [e.t_end for e in case.events]
+    for number, (plan, graphs, events) in enumerate(cases):
+        ranges = time_ranges(plan)
+        times = [e.t_end for e in events]
         if isinstance(ranges, str) or max(times) <= min(times):
             continue
         try:
-            whole = list(drive(CqelscepQuery(case.plan, case.graphs), case.events))
+            whole = list(drive(incremental_query(plan, graphs), events))
         except UserError:
             continue
-        reach = max(e.t_end - e.t_start for e in case.events)
+        reach = max(e.t_end - e.t_start for e in events)
         for count in (2, 3, 5):
-            split = split_run(
-                case.plan,
-                case.graphs,
-                case.events,
-                ranges.spanning(min(times), max(times), count, reach),
-            )
-            assert canonical(split) == canonical(whole), (family, seed, count)
+            part = ranges.spanning(min(times), max(times), count, reach)
+            split = split_run(plan, graphs, events, part)
+            assert canonical(split) == canonical(whole), (number, count, plan.r2r)
         spread += 1
         answered += bool(whole)
     return spread, answered
 
 
-@pytest.mark.parametrize("family", CQELSCEP_FAMILIES)
-def test_cqelscep_over_time_ranges_gives_the_whole_run_answers(family: str) -> None:
-    """CQELS-CEP's event clauses over time ranges (:func:`time_ranges`: RANGE and NOW
-    windows), on 150 random cases per operator family (SEQ, SEQ_WO, NO_HEAD, NO_TAIL, OR,
-    JOIN, interval items, nested paths over a background): the whole run's answers; most
-    cases spread, at least half of them with answers."""
-    spread, answered = cqelscep_spread(family, range(150))
-    assert spread >= 50, spread
-    assert answered >= 0.5 * spread, (answered, spread)
-
-
-@pytest.mark.exhaustive
-@pytest.mark.parametrize("family", CQELSCEP_FAMILIES)
-def test_cqelscep_over_time_ranges_exhaustive(family: str) -> None:
-    """The same over 10,000 cases per family (``-m exhaustive`` or RSEP_EXHAUSTIVE=1)."""
-    spread, answered = cqelscep_spread(family, range(10_000))
-    assert spread >= 3_000 and answered >= 0.5 * spread, (spread, answered)
+def cqelscep_spread(family: str, seeds: range) -> tuple[int, int]:
+    """:func:`split_share` over the CQELS-CEP differential cases of ``family`` (tests/
+    engine/test_engine_cqelscep.py: random event clauses, windows, interval items, R2S)."""
+    cases = (Longer(family, random.Random(seed)).case() for seed in seeds)
+    return split_share((case.plan, case.graphs, case.events) for case in cases)
 
 
 def boundary_plan(r2s: str) -> Plan:
@@ -453,3 +448,111 @@ def test_cqelscep_plans_that_run_in_one_task_say_why() -> None:
     assert "an aggregate without GROUP BY" in str(time_ranges(count))
     grouped = compiled(BASE.format(head="SELECT ?v (COUNT(*) AS ?n)") + " GROUP BY ?v")
     assert isinstance(time_ranges(grouped), TimeRanges)
+
+
+# EP-SPARQL over time ranges ------------------------------------------------------------------
+
+
+def epsparql_case(family: str, seed: int) -> tuple[Plan, list[Event]]:
+    """A differential case of ``family`` (tests/engine/test_engine_epsparql.py) under IStream
+    with its pattern WITHIN 2-5 s, over 30-60 events of its stream spread over 0-20 s."""
+    rng = random.Random(seed)
+    plan = ep_plan_of(family, seed)
+    plan = replace(plan, r2r=Within(plan.r2r, rng.randint(2, 5) * SECOND))
+    plan = override(plan, {"r2s": "istream"})
+    events = []
+    for code in (rng.randrange(6 * 3 * 2 * 2 * 2 * 4 * 5) for _ in range(rng.randint(30, 60))):
+        drawn = ep_stream_of([code])[0]
+        shift = rng.randint(0, 20) * SECOND
+        events.append(replace(drawn, t_start=drawn.t_start + shift, t_end=drawn.t_end + shift))
+    return plan, sorted(events, key=lambda e: e.t_end)
+
+
+def epsparql_spread(family: str, seeds: range) -> tuple[int, int]:
+    """:func:`split_share` over :func:`epsparql_case`'s cases of ``family``."""
+    cases = (epsparql_case(family, seed) for seed in seeds)
+    return split_share((plan, {}, events) for plan, events in cases)
+
+
+EP_FAMILIES = ["bgp_filter", "subselect", "seq", "equals", "equalsoptional", "join_union"]
+
+
+SPREADS = {"cqelscep": (cqelscep_spread, 150), "epsparql": (epsparql_spread, 100)}
+LANGUAGE_FAMILIES = [
+    *(("cqelscep", family) for family in CQELSCEP_FAMILIES),
+    *(("epsparql", family) for family in EP_FAMILIES),
+]
+
+
+@pytest.mark.parametrize(("language", "family"), LANGUAGE_FAMILIES)
+def test_event_patterns_over_time_ranges_give_the_whole_run_answers(
+    language: str, family: str
+) -> None:
+    """CQELS-CEP's event clauses over RANGE and NOW windows (150 random cases per operator
+    family: SEQ, SEQ_WO, NO_HEAD, NO_TAIL, OR, JOIN, interval items, nested paths over a
+    background) and EP-SPARQL patterns WITHIN d (100 per family) over time ranges
+    (:func:`time_ranges`): the whole run's answers; a third of the cases spread at least
+    (not ASK, [ALL] windows, OPTIONALSEQ inside), at least half of them with answers."""
+    spread_of, count = SPREADS[language]
+    spread, answered = spread_of(family, range(count))
+    assert spread >= count // 3, spread
+    assert answered >= 0.5 * spread, (answered, spread)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize(("language", "family"), LANGUAGE_FAMILIES)
+def test_event_patterns_over_time_ranges_exhaustive(language: str, family: str) -> None:
+    """The same over 10,000 cases per family (``-m exhaustive`` or RSEP_EXHAUSTIVE=1)."""
+    spread, answered = SPREADS[language][0](family, range(10_000))
+    assert spread >= 3_000 and answered >= 0.5 * spread, (spread, answered)
+
+
+def test_epsparql_ranges_at_their_bounds() -> None:
+    """``SEQ`` of ``?x :p ?y`` then ``?x :q ?z`` WITHIN 2 s, two ranges starting at 0 and
+    2 s: the solution over [0, 2 s] (exactly WITHIN's bound) ends in the second range and
+    reads an item at its range's start less 2 s; one over [3 s, 3.999 s], not the one over
+    [1 s, 3.999 s] (too long); all as the whole run finds them."""
+
+    def bgp(text: str) -> StreamBgp:
+        return StreamBgp(GraphPatternRef(ep_expand("{ " + text + " }"), frozenset("xyz")))
+
+    base = ep_plan_of("seq", 0)
+    pattern = Within(SeqJoin(bgp("?x :p ?y"), bgp("?x :q ?z")), 2 * SECOND)
+    plan = override(replace(base, form=Select(), r2r=pattern), {"r2s": "istream"})
+    events = [
+        Event(S, t, t, frozenset({ep_triple(":a", p, o)}))
+        for t, p, o in [
+            (0, ":p", 1),
+            (1000, ":p", 2),
+            (1500, ":q", 3),
+            (2000, ":q", 4),
+            (3000, ":p", 6),
+            (3999, ":q", 5),
+        ]
+    ]
+    ranges = time_ranges(plan)
+    assert isinstance(ranges, TimeRanges) and ranges.overlap == 2 * SECOND + 1
+    whole = list(drive(incremental_query(plan), events))
+    # (0, 1.5), (1, 1.5), (0, 2), (1, 2), (3, 3.999); not (1, 3.999): 2.999 s
+    assert len(whole) == 5
+    spread = ranges.spanning(0, 3999, 2)
+    assert [spread.bounds(p)[0] for p in range(2)] == [None, 2000]
+    assert canonical(split_run(plan, {}, events, spread)) == canonical(whole)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("family", ["seq", "equalsoptional"])
+def test_epsparql_over_time_ranges_on_spark(
+    spark: SparkSession, tmp_path: Path, family: str
+) -> None:
+    """An EP-SPARQL case WITHIN d of each family replayed on Spark over three time ranges
+    (the first seed whose oracle answers ten times or more): the oracle's answers."""
+    plan, events = next(
+        (plan, events)
+        for plan, events in (epsparql_case(family, seed) for seed in range(100))
+        if not isinstance(time_ranges(plan), str) and len(ep_oracle(plan, events)) >= 10
+    )
+    write_parts(events, tmp_path / "parts", 2)
+    job = replay(spark, plan, [StreamInput(tmp_path / "parts")], partitions=3)
+    assert job.scheme.ranges is not None and job.scheme.ranges.count == 3
+    assert texts(job.results) == ep_oracle(plan, events)

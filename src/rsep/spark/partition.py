@@ -30,10 +30,10 @@ Three questions, answered from the plan once on the driver (:func:`choose_scheme
 3. **Which partition owns a key**: a CRC-32 of the key's terms in N-Triples form, the same
    in every process (Python's ``hash`` of a string is not).
 
-An RSP-QL graph pattern (or CQELS-CEP's event clauses) over time windows has no key, but
-its answer at an instant reads only the windows' items of a bounded past (RSP-QL Def.
-12-19, CQELS-CEP Sect. 4.1): such a plan is spread over consecutive time ranges instead
-(:func:`time_ranges`), each range's task reading the items of its range and of the
+An RSP-QL graph pattern (or CQELS-CEP's event clauses, or EP-SPARQL WITHIN d) has no key,
+but its answer at an instant reads only items of a bounded past (RSP-QL Def. 12-19,
+CQELS-CEP Sect. 4.1, EP-SPARQL Sect. 4.2): such a plan is spread over consecutive time ranges
+instead (:func:`time_ranges`), each range's task reading the items of its range and of the
 window's extent before it (:class:`TimeRanges`).
 """
 
@@ -53,11 +53,17 @@ from rsep.algebra.events import (
     Conjunction,
     ConsumptionPolicy,
     Disjunction,
+    EqJoin,
+    EventFilter,
     EventPattern,
     Gpm,
     GraphPatternRef,
     Match,
+    OptionalSeq,
+    Or,
     Strategy,
+    StreamBgp,
+    Within,
 )
 from rsep.algebra.gpm import (
     group_of,
@@ -65,7 +71,7 @@ from rsep.algebra.gpm import (
 )
 from rsep.algebra.nfa import Nfa, StateKind, TransitionKind, When
 from rsep.algebra.passes import apply_profile
-from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
+from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select, SubSelect
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import NON_EMPTY, WINDOW_CLOSE, Periodic, ReportPolicy
 from rsep.algebra.window import PresentRule, TimeWindow, horizon
@@ -323,6 +329,17 @@ class TimeRanges:
     count: int = 1
     intervals: bool = False
     reach: int = 0
+    accumulates: bool = False
+    """The answer is the union of the solutions so far (EP-SPARQL, RSEP-QL Def. 16), each
+    new at the instant it ends: a range's task evaluates from its items' start, keeping
+    the answers from its range's first instant (nothing to compare with before it)."""
+
+    @staticmethod
+    def streams(plan: Plan) -> frozenset[str] | None:
+        """The streams whose items the ranges span: those the plan's windows read, else
+        the plan's streams (``None``: every stream)."""
+        read = frozenset(named.stream for named in plan.dataset.windows)
+        return read or frozenset(plan.dataset.streams) or None
 
     def spanning(self, low: int, high: int, count: int, reach: int = 0) -> TimeRanges:
         """At most ``count`` ranges of equal length over the times ``low..high`` of the
@@ -363,6 +380,8 @@ class TimeRanges:
         begins = start if first is None else first - self.lead
         if start is not None and begins is not None:
             begins = max(begins, start)
+        if self.accumulates and first is not None:
+            begins = None
         ends = until
         if after is not None:
             ends = after - 1 if until is None else min(until, after - 1)
@@ -388,23 +407,30 @@ class TimeRanges:
 
 
 def time_ranges(plan: Plan) -> TimeRanges | str:
-    """How an RSP-QL graph pattern, RSEP-QL's MATCH without consumption, or CQELS-CEP's
-    event clauses (:func:`_cqelscep_ranges`) over windows is spread over time ranges, or
-    why it runs in one task. For RSP-QL and RSEP-QL, exact when the answer at ``t``
-    and whether ``t`` is an evaluation instant read only the windows' items in
-    ``(t - width - slide, t]`` and the static graphs: time windows (RSP-QL Def. 12),
-    report policies of window close, non-empty content and periodic conditions (Def. 23;
-    content change compares with the instant before, arbitrarily far back); under IStream
-    and DStream also evaluation instants that do not depend on the data (window close,
-    periodic), so that the evaluation before a range is within ``lead`` of it (Def. 21);
-    and no answer at an instant without items (a range no item reaches has no task):
-    every reporting window reports only when non-empty, or the form is not ASK, empty
-    relations are not reported and no solution exists without a window's item."""
+    """How an RSP-QL graph pattern, RSEP-QL's MATCH without consumption, CQELS-CEP's event
+    clauses (:func:`_cqelscep_ranges`) over windows, or EP-SPARQL WITHIN d
+    (:func:`_epsparql_ranges`) is spread over time ranges, or why it runs in one task.
+    For RSP-QL and RSEP-QL, exact when the answer at ``t`` and whether ``t`` is an
+    evaluation instant read only the windows' items in ``(t - width - slide, t]`` and
+    the static graphs: time windows (RSP-QL Def. 12), report policies of window close,
+    non-empty content and periodic conditions (Def. 23; content change compares with the
+    instant before, arbitrarily far back); under IStream and DStream also evaluation
+    instants that do not depend on the data (window close, periodic), so that the
+    evaluation before a range is within ``lead`` of it (Def. 21); and no answer at an
+    instant without items (a range no item reaches has no task): every reporting window
+    reports only when non-empty, or the form is not ASK, empty relations are not
+    reported and no solution exists without a window's item."""
     plan = apply_profile(plan)
     r2r = plan.r2r
     root = r2r.event if isinstance(r2r, EventJoin) else r2r
     if isinstance(root, EventPattern) and any(isinstance(n, CepWindow) for n in root.walk()):
         return _cqelscep_ranges(plan, root)
+    if (
+        isinstance(root, EventPattern)
+        and not isinstance(root, Match)
+        and any(isinstance(n, StreamBgp) for n in root.walk())
+    ):
+        return _epsparql_ranges(plan, root)
     if isinstance(root, Match):  # RSEP-QL: MATCH over the windows' contents at t (Sect. 4)
         consumption = root.consumption or plan.parameters.consumption
         if consumption is not ConsumptionPolicy.NONE:
@@ -520,6 +546,65 @@ def _cqelscep_ranges(plan: Plan, clauses: EventPattern) -> TimeRanges | str:
         "DStream compare with), and the interval items that start by its end",
         intervals=True,
     )
+
+
+def _epsparql_ranges(plan: Plan, pattern: EventPattern) -> TimeRanges | str:
+    """EP-SPARQL over time ranges (:func:`time_ranges`). Its answer at ``T`` adds the
+    solutions ending at ``T``, each read from occurrences ending by ``T`` (timewise
+    monotonicity, Sect. 4.2); when every solution lasts at most ``d`` (:func:`extent`:
+    ETALIS's ``WITHIN d``), they start after ``T - d``, so a range's task needs the items
+    of its range and of the ``d`` before it. Exact under IStream (RStream repeats every
+    solution so far, DStream reports none), without solution modifiers (they read the
+    whole answer so far), other queries' rules (their solutions need not be bounded) or
+    OPTIONALSEQ (an optional solution of any age decides whether a mandatory one is alone,
+    which WITHIN does not bound)."""
+    d = extent(pattern)
+    if d is None:
+        return (
+            "EP-SPARQL without WITHIN over the whole pattern: a solution may join occurrences "
+            "of any age"
+        )
+    if plan.r2s is not R2S.ISTREAM:
+        return f"EP-SPARQL under {plan.r2s}: the answer at an instant repeats every solution so far"
+    if isinstance(plan.form, Ask) or plan.parameters.output_empty:
+        return (
+            "an ASK, or an empty relation reported (output.empty), answers at instants "
+            "with no item: every instant of a range without items would be evaluated"
+        )
+    if plan.modifiers is not None:
+        return "solution modifiers read the whole answer so far (Def. 16's union)"
+    if plan.rules:
+        return "other queries' rules feed the closure with solutions of any extent"
+    if any(isinstance(n, OptionalSeq) for n in pattern.walk()):
+        return (
+            "OPTIONALSEQ: an optional solution of any age decides whether a mandatory one is "
+            "alone (Sect. 4.2)"
+        )
+    return TimeRanges(
+        0,
+        d + 1,
+        f"time ranges: each task reads its range and the {d + 1} before it (every solution "
+        f"lasts at most WITHIN {d} and is new at its end)",
+        accumulates=True,
+    )
+
+
+def extent(pattern: EventPattern) -> int | None:
+    """The longest a solution of an EP-SPARQL pattern can last (``None``: unbounded):
+    ``WITHIN d`` bounds it (ETALIS), a FILTER or sub-select keeps its operand's, a union
+    the longer of its operands', an EQUALS join (one interval) the shorter."""
+    if isinstance(pattern, Within):
+        inner = extent(pattern.pattern)
+        return pattern.duration if inner is None else min(inner, pattern.duration)
+    if isinstance(pattern, EventFilter | SubSelect):
+        return extent(pattern.pattern)
+    if isinstance(pattern, Or):
+        left, right = extent(pattern.left), extent(pattern.right)
+        return None if left is None or right is None else max(left, right)
+    if isinstance(pattern, EqJoin):
+        bounds = [b for b in (extent(pattern.left), extent(pattern.right)) if b is not None]
+        return min(bounds) if bounds else None
+    return None
 
 
 def _needs_window_item(plan: Plan) -> bool:

@@ -22,10 +22,10 @@ The job, stage by stage (docs/architecture.md):
    (:class:`~rsep.spark.partition.Router`); the event goes to the partition owning each
    of its keys (a CRC-32, computed by Spark), an event without a key to every partition,
    and its rows are joined with these partitions. An RSP-QL graph pattern over time
-   windows (or RSEP-QL's MATCH without consumption, or CQELS-CEP's event clauses over
-   RANGE windows) goes over time ranges instead (:func:`rsep.spark.partition.time_ranges`):
-   each event to its range (an interval item from its start's) and to the ranges starting
-   less than the windows' extent after it.
+   windows (or RSEP-QL's MATCH without consumption, CQELS-CEP's event clauses over RANGE
+   windows, EP-SPARQL WITHIN d) goes over time ranges instead
+   (:func:`rsep.spark.partition.time_ranges`): each event to its range (an interval item
+   from its start's) and to the ranges starting less than the windows' extent after it.
 4. **Evaluate**: each partition's rows are sorted by time; a task rebuilds the events
    (for RSP-QL's window evaluator, batches of term ids), builds the engine's evaluator
    (over a time range: from the range's start less the lead, up to its end, keeping the
@@ -630,17 +630,14 @@ def _over_time_ranges(
     the items' times."""
     from pyspark.sql import functions as F
 
-    read = sorted({named.stream for named in scheme.final.dataset.windows})
+    read = TimeRanges.streams(scheme.final)
+    items = frame if read is None else frame.where(F.col("stream").isin(sorted(read)))
     with driver_errors():  # the items windows read (the whole run's range ends by them)
-        row = (
-            frame.where(F.col("stream").isin(read))
-            .agg(
-                F.min("t_end").alias("low"),
-                F.max("t_end").alias("high"),
-                F.max(F.col("t_end") - F.col("t_start")).alias("reach"),
-            )
-            .first()
-        )
+        row = items.agg(
+            F.min("t_end").alias("low"),
+            F.max("t_end").alias("high"),
+            F.max(F.col("t_end") - F.col("t_start")).alias("reach"),
+        ).first()
     if row is None or row["low"] is None:
         return scheme
     low = row["low"] if start is None else start
