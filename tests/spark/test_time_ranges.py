@@ -556,3 +556,21 @@ def test_epsparql_over_time_ranges_on_spark(
     job = replay(spark, plan, [StreamInput(tmp_path / "parts")], partitions=3)
     assert job.scheme.ranges is not None and job.scheme.ranges.count == 3
     assert texts(job.results) == ep_oracle(plan, events)
+
+
+def test_explain_says_how_event_patterns_are_spread() -> None:
+    """``rsep explain`` of CQELS-CEP over a RANGE window and of EP-SPARQL WITHIN d says they
+    run over time ranges and what each task reads; without WITHIN, why one task."""
+    cqels = rsep.Query(BOUNDARY_SEQ, dialect="cqelscep").explain()
+    assert "time ranges: each task reads its range and the 13 instants before it" in cqels
+    ep = "PREFIX : <http://example.org/>\nSELECT ?x WHERE { ?x :p ?y } SEQ { ?y :q ?z }"
+    assert (
+        "the 5001 before it (every solution lasts at most WITHIN 5000"
+        in rsep.Query(ep + " WITHIN 5", dialect="epsparql").explain()
+    )
+    assert "EP-SPARQL without WITHIN" in rsep.Query(ep, dialect="epsparql").explain()
+
+
+BOUNDARY_SEQ = """PREFIX : <http://example.org/>
+SELECT ?v FROM NAMED WINDOW :W1 ON :s1 [RANGE 5ms]
+WHERE { WINDOW :W1 { SEQ ({?v :a ?s}, {?v :b ?s}) } }"""
