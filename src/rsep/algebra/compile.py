@@ -507,7 +507,8 @@ class _Compiler:
         aggregates = any(isinstance(n, ast.Aggregate) for n in head.walk()) or any(
             isinstance(n, ast.Aggregate) for c in (*query.having, *query.order_by) for n in c.walk()
         )
-        return Modifiers(parts[0].strip(), parts[1].strip(), bool(query.group_by) or aggregates)
+        grouped = bool(query.group_by) or aggregates
+        return Modifiers(parts[0].strip(), parts[1].strip(), grouped, bool(query.group_by))
 
     def _graph(self, query: ast.Query, where: ast.Group) -> events.GraphPatternRef:
         """The WHERE group; a SELECT's aliases, aggregates and solution modifiers in a

@@ -47,6 +47,9 @@ class Modifiers:
     head: str
     tail: str
     grouped: bool
+    group_by: bool = False
+    """A GROUP BY clause: no solution makes no group (SPARQL 1.1 sec. 18.5.1), where an
+    aggregate alone makes one group of no solution."""
 
     def __str__(self) -> str:
         return f"{self.head} … {' '.join(self.tail.split())}"

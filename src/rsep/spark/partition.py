@@ -530,7 +530,7 @@ def _cqelscep_ranges(plan: Plan, clauses: EventPattern) -> TimeRanges | str:
             "with no item: every instant of a range without items would be evaluated"
         )
     modifiers = plan.modifiers
-    if modifiers is not None and modifiers.grouped and "GROUP" not in modifiers.tail.upper():
+    if modifiers is not None and modifiers.grouped and not modifiers.group_by:
         return (
             "an aggregate without GROUP BY answers with no item (COUNT 0): every instant of a "
             "range without items would be evaluated"
@@ -555,9 +555,13 @@ def _epsparql_ranges(plan: Plan, pattern: EventPattern) -> TimeRanges | str:
     ETALIS's ``WITHIN d``), they start after ``T - d``, so a range's task needs the items
     of its range and of the ``d`` before it. Exact under IStream (RStream repeats every
     solution so far, DStream reports none), without solution modifiers (they read the
-    whole answer so far), other queries' rules (their solutions need not be bounded) or
-    OPTIONALSEQ (an optional solution of any age decides whether a mandatory one is alone,
-    which WITHIN does not bound)."""
+    whole answer so far), other queries' rules (their solutions need not be bounded), a
+    pattern beside it over a graph (a time-varying one joins every solution so far again
+    where it changes) or OPTIONALSEQ (an optional solution of any age decides whether a
+    mandatory one is alone, which WITHIN does not bound). From a ``start``, the first
+    instant from it reports every solution before it (Def. 16's union), which may fall in
+    any range: such a run is not spread (:meth:`TimeRanges.run`'s caller checks
+    :attr:`TimeRanges.accumulates`)."""
     d = extent(pattern)
     if d is None:
         return (
@@ -575,6 +579,11 @@ def _epsparql_ranges(plan: Plan, pattern: EventPattern) -> TimeRanges | str:
         return "solution modifiers read the whole answer so far (Def. 16's union)"
     if plan.rules:
         return "other queries' rules feed the closure with solutions of any extent"
+    if isinstance(plan.r2r, EventJoin):
+        return (
+            "a graph pattern beside the event pattern: where its graph changes (RSP-QL Def. "
+            "10) every solution so far is joined again, however old"
+        )
     if any(isinstance(n, OptionalSeq) for n in pattern.walk()):
         return (
             "OPTIONALSEQ: an optional solution of any age decides whether a mandatory one is "

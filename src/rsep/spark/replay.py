@@ -630,6 +630,9 @@ def _over_time_ranges(
     the items' times."""
     from pyspark.sql import functions as F
 
+    if ranges.accumulates and start is not None:
+        # the first instant from start reports every solution before it, in any range
+        return replace(scheme, reason=f"{ranges.reason}; not spread from --start")
     read = TimeRanges.streams(scheme.final)
     items = frame if read is None else frame.where(F.col("stream").isin(sorted(read)))
     with driver_errors():  # the items windows read (the whole run's range ends by them)
