@@ -478,11 +478,8 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
     # a range no item reaches has no task: it must have no answer either, as when every
     # reporting window reports only when non-empty, or when nothing answers without an item
     if not all(NON_EMPTY in (n.report or params.report).conditions for n in reporting):
-        if isinstance(plan.form, Ask) or params.output_empty:
-            return (
-                "an ASK, or an empty relation reported (output.empty), answers at instants "
-                "with no item: every instant of a range without items would be evaluated"
-            )
+        if _answers_without_items(plan):
+            return _NO_ITEM_ANSWERS
         if not _needs_window_item(plan):
             return (
                 "a solution may need no window's item (a static graph alone, OPTIONAL, "
@@ -501,6 +498,18 @@ def time_ranges(plan: Plan) -> TimeRanges | str:
             else ")"
         ),
     )
+
+
+_NO_ITEM_ANSWERS = (
+    "an ASK, or an empty relation reported (output.empty), answers at instants with no "
+    "item: every instant of a range without items would be evaluated"
+)
+
+
+def _answers_without_items(plan: Plan) -> bool:
+    """Whether the plan answers at an instant where nothing matched (ASK's false, an empty
+    relation reported): a range no item reaches, which has no task, would then miss it."""
+    return isinstance(plan.form, Ask) or plan.parameters.output_empty
 
 
 def _cqelscep_ranges(plan: Plan, clauses: EventPattern) -> TimeRanges | str:
@@ -524,11 +533,8 @@ def _cqelscep_ranges(plan: Plan, clauses: EventPattern) -> TimeRanges | str:
                     "of any age"
                 )
             widths.append(width)
-    if isinstance(plan.form, Ask) or plan.parameters.output_empty:
-        return (
-            "an ASK, or an empty relation reported (output.empty), answers at instants "
-            "with no item: every instant of a range without items would be evaluated"
-        )
+    if _answers_without_items(plan):
+        return _NO_ITEM_ANSWERS
     modifiers = plan.modifiers
     if modifiers is not None and modifiers.grouped and not modifiers.group_by:
         return (
@@ -560,7 +566,7 @@ def _epsparql_ranges(plan: Plan, pattern: EventPattern) -> TimeRanges | str:
     where it changes) or OPTIONALSEQ (an optional solution of any age decides whether a
     mandatory one is alone, which WITHIN does not bound). From a ``start``, the first
     instant from it reports every solution before it (Def. 16's union), which may fall in
-    any range: such a run is not spread (:meth:`TimeRanges.run`'s caller checks
+    any range: such a run is not spread (``rsep.spark.replay._over_time_ranges`` checks
     :attr:`TimeRanges.accumulates`)."""
     d = extent(pattern)
     if d is None:
@@ -570,11 +576,8 @@ def _epsparql_ranges(plan: Plan, pattern: EventPattern) -> TimeRanges | str:
         )
     if plan.r2s is not R2S.ISTREAM:
         return f"EP-SPARQL under {plan.r2s}: the answer at an instant repeats every solution so far"
-    if isinstance(plan.form, Ask) or plan.parameters.output_empty:
-        return (
-            "an ASK, or an empty relation reported (output.empty), answers at instants "
-            "with no item: every instant of a range without items would be evaluated"
-        )
+    if _answers_without_items(plan):
+        return _NO_ITEM_ANSWERS
     if plan.modifiers is not None:
         return "solution modifiers read the whole answer so far (Def. 16's union)"
     if plan.rules:

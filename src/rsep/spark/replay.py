@@ -632,7 +632,11 @@ def _over_time_ranges(
 
     if ranges.accumulates and start is not None:
         # the first instant from start reports every solution before it, in any range
-        return replace(scheme, reason=f"{ranges.reason}; not spread from --start")
+        return replace(
+            scheme,
+            reason="not spread from --start: the first instant from it reports every solution "
+            "before it, in whichever range that instant falls (EP-SPARQL, RSEP-QL Def. 16)",
+        )
     read = TimeRanges.streams(scheme.final)
     items = frame if read is None else frame.where(F.col("stream").isin(sorted(read)))
     with driver_errors():  # the items windows read (the whole run's range ends by them)
