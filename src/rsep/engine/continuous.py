@@ -58,7 +58,7 @@ from rsep.algebra.plan import Ask, Construct, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.algebra.report import CONTENT_CHANGE, NEW_CONTENT, NON_EMPTY
 from rsep.algebra.window import NowWindow, PresentRule, TimeWindow
-from rsep.engine.batch import TripleBatch, in_time_order
+from rsep.engine.batch import TripleBatch, batches_of, in_time_order
 from rsep.engine.dataset import Group, InstantSolver, compile_group, spans_of
 from rsep.engine.query import IncrementalQuery
 from rsep.engine.report import Candidates, Reporter, reporting_windows
@@ -468,20 +468,28 @@ class ContinuousWindowQuery(IncrementalQuery):
         self._terms: dict[int, Term] = {}
         self._output_empty = params.output_empty
         self._r2s, self._form = plan.r2s, plan.form
+        self._at_once = self._decides_at_once()
+        self._max_items = params.max_window_events
+        self.exact_instants = 0
+        """Instants evaluated by pyoxigraph."""
+
+    def _batched(self) -> bool:
+        """Whether reported instants wait to be evaluated many at once
+        (:meth:`_answer_instants`): by the columnar solver."""
+        return self.solver is not None
+
+    def _decides_at_once(self) -> bool:
+        """Whether instants are decided many at once (:meth:`_decide_at_once`): each window
+        is time-based and read under a rule naming one extent, each reporting policy is
+        of ``window_close`` and ``non_empty`` only, and the instants are evaluated many at
+        once."""
         none = np.zeros(0, np.int64)
-        self._at_once = (
-            self.solver is not None
+        return (
+            self._batched()
             and bool(self._states)
             and all(r.reports_at(none) is not None for r in self._reporters)
             and all(state.spans_at(none) is not None for state in self._states)
         )
-        """Whether instants are decided many at once (:meth:`_decide_at_once`): each window
-        is time-based and read under a rule naming one extent, each reporting policy is
-        of ``window_close`` and ``non_empty`` only, and the columnar solver evaluates the
-        pattern."""
-        self._max_items = params.max_window_events
-        self.exact_instants = 0
-        """Instants evaluated by pyoxigraph."""
 
     def _columnar_group(self) -> Group | str:
         """The pattern as the columnar solver takes it, or why it goes to pyoxigraph."""
@@ -536,6 +544,12 @@ class ContinuousWindowQuery(IncrementalQuery):
         batch = list(events)
         if self.closure is not None:
             batch = entail_events(batch, self.closure)
+        if batch and all(a.t_end <= b.t_end for a, b in pairwise(batch)):
+            # in time order: their terms encoded at once, as a batch read from a file
+            out: list[Result] = []
+            for piece in batches_of(batch, self.dictionary):
+                out.extend(self._push_batch(piece))
+            return out
         if self.solver is None:
             self._forms.learn(
                 x.object
@@ -544,7 +558,7 @@ class ContinuousWindowQuery(IncrementalQuery):
                 for x in event.graph
                 if isinstance(x.object, Literal)
             )
-        out: list[Result] = []
+        out = []
         for event in batch:
             self._check_order(event)
             out.extend(self._arrive(event.stream, event.t_end))
@@ -576,6 +590,7 @@ class ContinuousWindowQuery(IncrementalQuery):
             self._check_order(
                 Event(str(stream_of[batch.event_stream[0]]), first, first, frozenset())
             )
+        out = self._arrive(None, first)  # the instants before the batch, as before it
         read = np.isin(stream_of[batch.event_stream], list(self._buffers))
         spans = np.flatnonzero(read & (batch.event_start != end))
         if len(spans):
@@ -601,8 +616,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         new[1:] = (times[1:] != times[:-1]) | (codes[1:] != codes[:-1])
         for code, t in zip(codes[new].tolist(), times[new].tolist(), strict=True):
             self._item(batch.streams[code], t)
-        last = int(end[-1])
-        out = self._arrive(None, last)
+        out.extend(self._arrive(None, int(end[-1])))
         self._check_bounds()
         return out
 
@@ -831,7 +845,7 @@ class ContinuousWindowQuery(IncrementalQuery):
                     f"max_window_events = {limit}"
                 )
         self._previous = t
-        if self.solver is not None:
+        if self._batched():
             self._pending.add(t, contents)  # evaluated with the others (_flush)
             if self._pending.count >= _INSTANTS_AT_ONCE:
                 return self._flush()
@@ -840,12 +854,16 @@ class ContinuousWindowQuery(IncrementalQuery):
         return self._answer(t, self._evaluate(t, contents))
 
     def _flush(self) -> list[Result]:
-        """Evaluate the pending instants at once by the columnar solver, in time order, and
-        return their answers."""
+        """Evaluate the pending instants at once, in time order, and return their answers."""
         if not self._pending.count:
             return []
-        assert self.solver is not None
         times, spans = self._pending.take()
+        return self._answer_instants(times, spans)
+
+    def _answer_instants(self, times: np.ndarray, spans: Mapping[str, np.ndarray]) -> list[Result]:
+        """The answers at instants ``times`` (in time order) whose windows hold ``spans``
+        (by window IRI, rows ``(instant, lo, hi)``), by the columnar solver."""
+        assert self.solver is not None
         found = self.solver.solve(len(times), spans)
         instants = times.tolist()
         if self._r2s is R2S.RSTREAM and isinstance(self._form, Select):

@@ -1,0 +1,239 @@
+"""Event mappings in columns, and the operators event patterns are evaluated with over them
+(RSEP-QL Sect. 4.2-4.4): compatible joins, the intervals' order ``≺`` that selection
+policies pick by, and sets of mappings.
+
+An event mapping ``(μ, t1, t2)`` is a row: its interval, a term id per variable
+(:data:`UNBOUND` where ``μ`` leaves one unbound) and the *context* it was found under, the
+row of a context table (an active window's upper bound and the bindings substituted, as
+``μ2(E1)`` in Eq. (7)). One call evaluates a sub-pattern under many contexts at once, so
+that an operator costs a few array operations per evaluation instant, not a Python step
+per mapping. Rows may carry the basic-event solutions that justify them (``leaves``), which
+consumption takes out of the potential input (Def. 8-10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rsep.engine.pattern import equal_pairs, join_keys
+
+__all__ = [
+    "UNBOUND",
+    "WHOLE",
+    "Mappings",
+    "compatible_pairs",
+    "distinct_rows",
+    "dominant",
+    "in_rows",
+    "joined_leaves",
+    "merged",
+    "row_groups",
+]
+
+UNBOUND = -1
+"""The term id of a variable a mapping leaves unbound."""
+
+WHOLE = np.iinfo(np.int64).max
+"""The upper bound of the active window ``W^id`` (RSEP-QL Sect. 4.3): none."""
+
+Leaves = tuple[np.ndarray, np.ndarray]
+"""Pairs ``(row, leaf)``: row ``row`` is justified by basic-event solution ``leaf``."""
+
+
+@dataclass(frozen=True)
+class Mappings:
+    """Event mappings ``(μ, t1, t2)`` (RSEP-QL Sect. 4.2) in columns (module docstring)."""
+
+    context: np.ndarray
+    t1: np.ndarray
+    t2: np.ndarray
+    columns: Mapping[str, np.ndarray]
+    leaves: Leaves | None = None
+
+    def __len__(self) -> int:
+        return len(self.context)
+
+    def take(self, rows: np.ndarray) -> Mappings:
+        """The mappings at ``rows`` (in that order, a row possibly more than once), each
+        with the leaves of the row it repeats."""
+        return Mappings(
+            self.context[rows],
+            self.t1[rows],
+            self.t2[rows],
+            {n: c[rows] for n, c in self.columns.items()},
+            None if self.leaves is None else carried(self.leaves, rows),
+        )
+
+    def distinct(self) -> Mappings:
+        """The set of the mappings (per context), each with the union of the leaves of
+        the rows it stood for: a sub-pattern's answer is a set (Sect. 4.2)."""
+        if len(self) < 2:
+            return self
+        names = sorted(self.columns)
+        table = np.stack(
+            [self.context, self.t1, self.t2, *(self.columns[n].astype(np.int64) for n in names)],
+            axis=1,
+        )
+        table, inverse = distinct_rows(table)
+        if len(table) == len(self):
+            return self  # already a set
+        leaves = self.leaves
+        if leaves is not None:
+            pairs = distinct_rows(np.stack([inverse[leaves[0]], leaves[1]], axis=1))[0]
+            leaves = (pairs[:, 0], pairs[:, 1])
+        return Mappings(
+            table[:, 0],
+            table[:, 1],
+            table[:, 2],
+            {n: table[:, 3 + k].astype(np.int32) for k, n in enumerate(names)},
+            leaves,
+        )
+
+
+def carried(leaves: Leaves, rows: np.ndarray) -> Leaves:
+    """The leaves of new rows made from old ``rows`` (new row ``i`` from old ``rows[i]``)."""
+    new, old = equal_pairs(rows.astype(np.int64), leaves[0].astype(np.int64))
+    return new.astype(np.int64), leaves[1][old]
+
+
+def joined_leaves(left: Leaves, li: np.ndarray, right: Leaves, ri: np.ndarray) -> Leaves:
+    """The leaves of rows joined from ``left``'s ``li`` and ``right``'s ``ri``: both's."""
+    a, b = carried(left, li), carried(right, ri)
+    return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+
+
+def _masks(columns: Sequence[np.ndarray], n: int) -> np.ndarray:
+    """Which of ``columns`` each row binds, as bits."""
+    mask = np.zeros(n, np.int64)
+    for k, column in enumerate(columns):
+        mask |= (column != UNBOUND).astype(np.int64) << k
+    return mask
+
+
+def compatible_pairs(
+    left: Sequence[np.ndarray],
+    right: Sequence[np.ndarray],
+    n_left: int,
+    n_right: int,
+    *,
+    equal: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of rows ``(i, j)`` whose values agree on each column both bind (SPARQL
+    1.1 sec. 18.3, compatible mappings), in the order of ``left``; the first ``equal``
+    columns (a context, say) must be equal and are never unbound."""
+    ml = _masks(left[equal:], n_left)
+    mr = _masks(right[equal:], n_right)
+    lis: list[np.ndarray] = []
+    ris: list[np.ndarray] = []
+    for a in np.unique(ml).tolist():
+        la = np.flatnonzero(ml == a)
+        for b in np.unique(mr).tolist():
+            rb = np.flatnonzero(mr == b)
+            keys = list(range(equal)) + [
+                equal + k for k in range(len(left) - equal) if (a & b) >> k & 1
+            ]
+            if keys:
+                lk, rk = join_keys([left[k][la] for k in keys], [right[k][rb] for k in keys])
+                i, j = equal_pairs(lk, rk)
+            else:
+                i = np.repeat(np.arange(len(la)), len(rb))
+                j = np.tile(np.arange(len(rb)), len(la))
+            lis.append(la[i])
+            ris.append(rb[j])
+    if not lis:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    li, ri = np.concatenate(lis), np.concatenate(ris)
+    if len(lis) > 1:
+        order = np.argsort(li, kind="stable")
+        li, ri = li[order], ri[order]
+    return li.astype(np.int64), ri.astype(np.int64)
+
+
+def merged(
+    left: Mapping[str, np.ndarray],
+    li: np.ndarray,
+    right: Mapping[str, np.ndarray],
+    ri: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """``μ1 ∪ μ2`` of compatible pairs: each variable's value from whichever binds it."""
+    out: dict[str, np.ndarray] = {}
+    for name in {*left, *right}:
+        a = left[name][li] if name in left else None
+        b = right[name][ri] if name in right else None
+        if a is None:
+            out[name] = b  # type: ignore[assignment]
+        elif b is None:
+            out[name] = a
+        else:
+            out[name] = np.where(a == UNBOUND, b, a)
+    return out
+
+
+def dominant(context: np.ndarray, t1: np.ndarray, t2: np.ndarray, *, latest: bool) -> np.ndarray:
+    """Which rows have an interval no other interval of their context precedes
+    (``latest=False``: FIRST, ``SEQ^c``) or follows (``latest=True``: LAST, ``SEQ^r``,
+    ``SEQ^n``) in ``≺``, the product order on ``(t1, t2)`` (RSEP-QL Sect. 4.2, as the oracle
+    reads it). Sorted lexicographically within its context, an interval is preceded exactly
+    when a different one before it ends no later (a running minimum of the ends)."""
+    n = len(context)
+    keep = np.zeros(n, bool)
+    if n == 0:
+        return keep
+    a, b = (-t1, -t2) if latest else (t1, t2)
+    order = np.lexsort((b, a, context))
+    c, a, b = context[order], a[order], b[order]
+    new_context = np.ones(n, bool)
+    new_context[1:] = c[1:] != c[:-1]
+    new_interval = new_context.copy()
+    new_interval[1:] |= (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    group = np.cumsum(new_context) - 1
+    rank = np.unique(b, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    lift = (int(group[-1]) + 1 - group) * (n + 1)  # earlier contexts never lower the minimum
+    running = np.minimum.accumulate(rank + lift)
+    starts = np.flatnonzero(new_interval)
+    start = starts[np.cumsum(new_interval) - 1]
+    before = np.maximum(start - 1, 0)
+    earlier = (start > 0) & ~new_context[start]
+    best = np.where(earlier, running[before] - lift, n + 1)
+    keep[order] = rank < best
+    return keep
+
+
+def row_groups(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of an int64 table sorted (``order``) and, in that order, the number of the
+    distinct row each one is (``group``, from 0): equal rows made one, without hashing."""
+    n = len(table)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort(table.T[::-1])
+    ordered = table[order]
+    new = np.ones(n, bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    return order, np.cumsum(new) - 1
+
+
+def distinct_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of an int64 table, sorted, and for each row of ``table`` the
+    number of its distinct row."""
+    order, group = row_groups(table)
+    inverse = np.empty(len(table), np.int64)
+    inverse[order] = group
+    first = np.ones(len(order), bool)
+    first[1:] = group[1:] != group[:-1]
+    return table[order[first]], inverse
+
+
+def in_rows(rows: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Which rows of ``rows`` (an int64 table) are rows of ``among`` (same width)."""
+    if not len(rows) or not len(among):
+        return np.zeros(len(rows), bool)
+    order, group = row_groups(np.concatenate([rows, among]))
+    theirs = order >= len(rows)
+    found = np.zeros(int(group[-1]) + 1, bool)
+    found[group[theirs]] = True
+    out = np.empty(len(rows), bool)
+    out[order[~theirs]] = found[group[~theirs]]
+    return out
