@@ -46,7 +46,7 @@ def engine(plan: Plan) -> str:
     from rsep.engine.sequence import describe
 
     if not plan.sequences():
-        return window_path(plan)
+        return window_path(plan) or event_path(plan)
     return "in this process (rsep run --engine local)\n" + describe(plan) + exact_path(plan)
 
 
@@ -90,6 +90,52 @@ def window_path(plan: Plan) -> str:
         )
         lines.append(f"  FILTER         {to_sparql(f.expr)}: {how}")
     return head + "\n".join(lines) + "\n"
+
+
+def event_path(plan: Plan) -> str:
+    """How the engine in this process evaluates RSEP-QL's ``MATCH`` (empty for other
+    plans): each basic event pattern matched in columns or by the exact matcher (and why),
+    the instants evaluated many at once or one after the other (consumption), and the
+    graph pattern beside it by the columnar solver or by pyoxigraph."""
+    from rsep.algebra.events import Match
+    from rsep.algebra.plan import EventJoin
+    from rsep.engine.rsepql import RsepqlQuery
+
+    r2r = plan.r2r
+    if not isinstance(r2r.event if isinstance(r2r, EventJoin) else r2r, Match):
+        return ""
+    dataset = plan.dataset
+    graphs: dict[str, frozenset[Triple]] = {
+        iri: frozenset() for iri in (*dataset.default_graphs, *dataset.named_graphs)
+    }
+    query = RsepqlQuery(plan, graphs)
+    lines = ["in this process (rsep run --engine local)"]
+    for candidates in query._events.values():
+        event = candidates.event
+        how = (
+            "matched in columns, a batch of items at a time"
+            if candidates.exact_reason is None
+            else f"matched item by item by the exact matcher: {candidates.exact_reason}"
+        )
+        lines.append(f"  EVENT          <{event.window}> {event.pattern.text}: {how}")
+    lines.append(
+        "  operators      columnar event operators (SEQ, FIRST, LAST, selection policies), "
+        + (
+            "every pending evaluation instant at once"
+            if query._batched()
+            else "one instant after the other (consumption carries the potential input)"
+        )
+    )
+    if query.graph_pattern is not None:
+        lines.append(
+            "  graph pattern  "
+            + (
+                "columnar, at every evaluation instant at once, joined on the instant"
+                if query.solver is not None
+                else f"evaluated by pyoxigraph at each evaluation instant: {query.exact_reason}"
+            )
+        )
+    return "\n".join(lines) + "\n"
 
 
 def exact_path(plan: Plan) -> str:

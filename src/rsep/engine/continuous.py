@@ -478,6 +478,11 @@ class ContinuousWindowQuery(IncrementalQuery):
         (:meth:`_answer_instants`): by the columnar solver."""
         return self.solver is not None
 
+    def _learns_forms(self) -> bool:
+        """Whether the items' literals are learned as pyoxigraph stores them
+        (:class:`~rsep.rdf.sparql.LiteralForms`): when pyoxigraph evaluates the pattern."""
+        return self.solver is None
+
     def _decides_at_once(self) -> bool:
         """Whether instants are decided many at once (:meth:`_decide_at_once`): each window
         is time-based and read under a rule naming one extent, each reporting policy is
@@ -550,7 +555,7 @@ class ContinuousWindowQuery(IncrementalQuery):
             for piece in batches_of(batch, self.dictionary):
                 out.extend(self._push_batch(piece))
             return out
-        if self.solver is None:
+        if self._learns_forms():
             self._forms.learn(
                 x.object
                 for event in batch
@@ -600,7 +605,7 @@ class ContinuousWindowQuery(IncrementalQuery):
                 f"[{batch.event_start[i]}, {end[i]}]; RSP-QL windows take point timestamps "
                 "(Def. 9; parameter timestamps = point)"
             )
-        if self.solver is None:
+        if self._learns_forms():
             literals = np.unique(batch.o[read[batch.triple_event]])
             nodes = self.dictionary.nodes(literals)
             self._forms.learn(x for x in nodes if isinstance(x, Literal))

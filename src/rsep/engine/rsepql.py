@@ -368,9 +368,16 @@ class RsepqlQuery(ContinuousWindowQuery):
         return self._patterns
 
     def _columnar_group(self) -> Group | str:
-        """MATCH is evaluated by its own operators (:class:`_Scope`), not as a graph
-        pattern over the instantaneous dataset."""
-        return "an RSEP-QL MATCH, evaluated by the event operators"
+        """The graph pattern beside MATCH as the columnar solver takes it (MATCH itself is
+        evaluated by the event operators, :class:`_Scope`), or why pyoxigraph evaluates
+        it."""
+        if GraphPatternRef(self.pattern.text).empty:
+            return "no graph pattern beside MATCH"
+        return super()._columnar_group()
+
+    def _learns_forms(self) -> bool:
+        """The exact matcher may match basic event patterns and FILTERs: always."""
+        return True
 
     def _batched(self) -> bool:
         """Without consumption the instants are independent: evaluated many at once; with
@@ -405,10 +412,12 @@ class RsepqlQuery(ContinuousWindowQuery):
         """The answers at instants ``times`` whose windows hold ``spans`` (rows ``(instant,
         lo, hi)`` by window), ``MATCH`` evaluated at all of them at once (no consumption)."""
         found = _Scope(self, times, spans).root(self.match.pattern)
+        found = self._with_graph(found, len(times), spans)
         found = found.take(np.argsort(found.context, kind="stable"))
         mappings = self._decoded(found)
         bounds = np.searchsorted(found.context, np.arange(len(times) + 1)).tolist()
-        contents = _contents_of(spans, len(times)) if self.graph_pattern is not None else None
+        exact = self.graph_pattern is not None and self.solver is None
+        contents = _contents_of(spans, len(times)) if exact else None
         out: list[Result] = []
         for k, t in enumerate(times.tolist()):
             within = contents[k] if contents is not None else {}
@@ -432,6 +441,7 @@ class RsepqlQuery(ContinuousWindowQuery):
         scope = _Scope(self, np.array([t], np.int64), spans)
         found = scope.root(self.match.pattern)
         carried.consume(scope.used(found))
+        found = self._with_graph(found, 1, spans)
         psi = self._rows_of(self._decoded(found), t, contents)
         self._forget()
         return psi
@@ -439,11 +449,31 @@ class RsepqlQuery(ContinuousWindowQuery):
     def _rows_of(self, found: list[Mu], t: int, contents: Mapping[str, Ranges]) -> list[_Row]:
         """``MATCH``'s mappings at ``t`` joined with the graph pattern beside it, filtered
         by the group's FILTERs and projected (SPARQL 1.1 sec. 18.2)."""
-        if self.graph_pattern is not None:
+        if self.graph_pattern is not None and self.solver is None:
             found = self._join_graph(found, t, contents)
         if self.filters:  # SPARQL 1.1 sec. 18.2.2.6: Filter(F, Join(MATCH E, P))
             found = [mu for mu in found if all(self.matcher.holds(f, mu) for f in self.filters)]
         return [self._row(mu) for mu in self._project(found)]
+
+    def _with_graph(self, found: Mappings, k: int, spans: Mapping[str, np.ndarray]) -> Mappings:
+        """MATCH's mappings (their context the instant) joined with the solutions of the
+        graph pattern beside it at each of the ``k`` instants, by the columnar solver
+        (Sect. 4.1-4.2: ``MATCH`` is a graph pattern; its bag joins with the group's); as
+        they are without one or when pyoxigraph evaluates it (:meth:`_join_graph`)."""
+        if self.graph_pattern is None or self.solver is None:
+            return found
+        other = self.solver.solve(k, spans)
+        instant = other.pop("event").astype(np.int64)
+        shared = sorted(found.columns.keys() & other.keys())
+        li, ri = compatible_pairs(
+            [found.context, *(found.columns[n] for n in shared)],
+            [instant, *(other[n] for n in shared)],
+            len(found),
+            len(instant),
+            equal=1,
+        )
+        columns = merged(found.columns, li, other, ri)
+        return Mappings(found.context[li], found.t1[li], found.t2[li], columns)
 
     def _decoded(self, found: Mappings) -> list[Mu]:
         """The ``μ`` of each event mapping, as terms (MATCH drops the intervals, Sect. 4.2)."""
