@@ -26,13 +26,15 @@ def canonical(results: Sequence[Result]) -> list[str]:
     return sorted(json.dumps(r.to_json(), sort_keys=True) for r in results)
 
 
-def arguments(doc: str, oracle_events: int) -> tuple[int, int]:
-    """The command line's ``--events N`` (default 5000) and ``--oracle-events M``."""
+def arguments(doc: str, oracle_events: int) -> tuple[int, int, int]:
+    """The command line's ``--events N`` (default 5000), ``--oracle-events M`` and
+    ``--batch B`` (events per push, default 50)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--oracle-events", type=int, default=oracle_events)
+    parser.add_argument("--batch", type=int, default=50)
     args = parser.parse_args()
-    return args.events, args.oracle_events
+    return args.events, args.oracle_events, args.batch
 
 
 def run_engine(
@@ -40,14 +42,15 @@ def run_engine(
     events: Sequence[Event],
     graphs: Mapping[str, frozenset[Triple]] | None = None,
     clock: Clock = time.perf_counter,
+    batch: int = 50,
 ) -> tuple[float, list[Result]]:
-    """The engine's results and the seconds it took, fed in batches of 50 events (as a
-    micro-batch would) and finished."""
+    """The engine's results and the seconds it took, fed in batches of ``batch`` events (as
+    a micro-batch would) and finished."""
     query = incremental_query(plan, graphs)
     start = clock()
     out: list[Result] = []
-    for i in range(0, len(events), 50):
-        out += query.push(events[i : i + 50])
+    for i in range(0, len(events), batch):
+        out += query.push(events[i : i + batch])
     out += query.finish()
     return clock() - start, out
 
@@ -74,12 +77,13 @@ def compare(
     width: int = 20,
     digits: int = 0,
     results: bool = True,
+    batch: int = 50,
 ) -> None:
     """Time the engine on all ``events`` and on ``prefix``, the oracle on ``prefix`` (or on
     ``streams`` when given: its streams laid out), and print one row: events per second,
-    the speed-up and whether the results are equal."""
-    seconds, _ = run_engine(plan, events, graphs, clock)
-    small, found = run_engine(plan, prefix, graphs, clock)
+    the speed-up and whether the results are equal; the engine fed ``batch`` events a push."""
+    seconds, _ = run_engine(plan, events, graphs, clock, batch)
+    small, found = run_engine(plan, prefix, graphs, clock, batch)
     start = clock()
     laid_out = streams if streams is not None else StreamSet.from_events(prefix)
     expected = list(evaluate(plan, laid_out, graphs))

@@ -92,7 +92,7 @@ def city_map() -> frozenset[Triple]:
 
 
 def main() -> None:
-    count, oracle_count = arguments(__doc__ or "", 300)
+    count, oracle_count, batch = arguments(__doc__ or "", 300)
     dialect = get_dialect("cqelscep")
     events = stream(count)
     prefix = events[:oracle_count]
@@ -101,7 +101,7 @@ def main() -> None:
     print_header(24)
     for name, text in QUERIES.items():
         plan = compile_query(parse_query(text, dialect, prefixes=PREFIXES), dialect)
-        compare(name, plan, events, prefix, graphs=graphs, streams=streams, width=24)
+        compare(name, plan, events, prefix, graphs=graphs, streams=streams, width=24, batch=batch)
 
 
 if __name__ == "__main__":

@@ -58,14 +58,14 @@ def stream(count: int, seed: int = 7) -> list[Event]:
 
 
 def main() -> None:
-    count, oracle_count = arguments(__doc__ or "", 300)
+    count, oracle_count, batch = arguments(__doc__ or "", 300)
     dialect = get_dialect("epsparql")
     events = stream(count)
     prefix = events[:oracle_count]
     print_header(20, results=False)
     for name, text in QUERIES.items():
         plan = compile_query(parse_query(text, dialect, prefixes={"": EX}), dialect)
-        compare(name, plan, events, prefix, width=20, results=False)
+        compare(name, plan, events, prefix, width=20, results=False, batch=batch)
 
 
 if __name__ == "__main__":

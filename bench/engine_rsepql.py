@@ -1,15 +1,16 @@
 """Benchmark: RSEP-QL's MATCH on the engine (rsep.engine.rsepql) against the oracle.
 
 Run on demand (not in CI):  python bench/engine_rsepql.py [--events N] [--oracle-events M]
+[--batch B]
 
 A synthetic stream after Fig. 1 of the paper: one item per instant, alternately ``?x :p ?y``
 and ``?y :q ?z`` statements over 20 values of ``?y``, read by two windows (a sliding
 ``W^τ(20, 5)``, RSEP-QL's "last ended" reading, and a landmark window), and six queries:
 ``E1 SEQ E2`` under the four selection policies (Eq. (7), (9)-(11)), ``SEQ^c`` under the
 chronological consumption policy ``P^c`` (Def. 10), and ``LAST (E1 SEQ E2)`` joined with a
-static graph (EventJoin). The engine takes N events (batches of 50, as a micro-batch would);
-the oracle, which recomputes every window's content from the whole stream at each instant,
-takes the first M; both are timed on the first M and their results compared there. Prints
+static graph (EventJoin). The engine takes N events (B a push, 50 by default, as a
+micro-batch would); the oracle, which recomputes every window's content from the whole
+stream at each instant, takes the first M; both are timed on the first M and their results compared there. Prints
 events per CPU-second (process time: the machine is shared, wall-clock would measure the others).
 """
 
@@ -106,14 +107,22 @@ GRAPHS = {
 
 
 def main() -> None:
-    count, oracle_count = arguments(__doc__ or "", 1000)
+    count, oracle_count, batch = arguments(__doc__ or "", 1000)
     events = stream(count)
     prefix = events[:oracle_count]
     print_header(16)
     for name, plan in queries().items():
         graphs = GRAPHS if plan.dataset.named_graphs else None
         compare(
-            name, plan, events, prefix, graphs=graphs, clock=time.process_time, width=16, digits=1
+            name,
+            plan,
+            events,
+            prefix,
+            graphs=graphs,
+            clock=time.process_time,
+            width=16,
+            digits=1,
+            batch=batch,
         )
 
 
