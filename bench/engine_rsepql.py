@@ -10,8 +10,9 @@ and ``?y :q ?z`` statements over 20 values of ``?y``, read by two windows (a sli
 chronological consumption policy ``P^c`` (Def. 10), and ``LAST (E1 SEQ E2)`` joined with a
 static graph (EventJoin). The engine takes N events (B a push, 50 by default, as a
 micro-batch would); the oracle, which recomputes every window's content from the whole
-stream at each instant, takes the first M; both are timed on the first M and their results compared there. Prints
-events per CPU-second (process time: the machine is shared, wall-clock would measure the others).
+stream at each instant, takes the first M; both are timed on the first M and their
+results compared there. Prints events per CPU-second (process time: the machine is
+shared, wall-clock would measure the others).
 """
 
 from __future__ import annotations

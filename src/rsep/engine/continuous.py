@@ -85,9 +85,16 @@ from rsep.reasoning.regime import MaterialisedGraph, background, engine_closure
 
 __all__ = ["ContinuousWindowQuery", "InstantDataset", "TimeVarying", "background_source"]
 
+_EVENTS_AS_BATCH = 16
+"""Events pushed as objects at once from which they go in as one batch of ids."""
+
 _INSTANTS_AT_ONCE = 4096
 """The most evaluation instants the columnar solver takes at once (its tables hold each
 window's content at each of them)."""
+
+_ITEMS_AT_ONCE = 1 << 20
+"""The most window items (summed over the pending instants' contents) evaluated at once:
+the tables of a flush grow with them."""
 
 _SPAN_AT_ONCE = 1 << 20
 """The longest stretch of time whose candidate instants are decided at once (ms)."""
@@ -340,6 +347,8 @@ class _Pending:
 
     def _reset(self) -> None:
         self.count = 0
+        self.items = 0
+        """The items of the pending instants' contents, summed."""
         self._times: list[np.ndarray] = []
         self._ranges: dict[str, list[np.ndarray]] = {iri: [] for iri in self._windows}
 
@@ -348,6 +357,7 @@ class _Pending:
         for iri in self._windows:
             for lo, hi in contents[iri]:
                 self._ranges[iri].append(np.array([[self.count, lo, hi]], np.int64))
+                self.items += hi - lo
         self._times.append(np.array([t], np.int64))
         self.count += 1
 
@@ -358,6 +368,7 @@ class _Pending:
             lo, hi = spans[iri]
             kept = hi > lo
             self._ranges[iri].append(np.stack([at[kept], lo[kept], hi[kept]], axis=1))
+            self.items += int((hi[kept] - lo[kept]).sum())
         self._times.append(np.asarray(times, np.int64))
         self.count += len(times)
 
@@ -519,6 +530,11 @@ class ContinuousWindowQuery(IncrementalQuery):
         if self.solver is not None:
             self.solver.dictionary = dictionary
 
+    def _full(self) -> bool:
+        """Whether the pending instants are as many, or hold as many items, as are
+        evaluated at once."""
+        return self._pending.count >= _INSTANTS_AT_ONCE or self._pending.items >= _ITEMS_AT_ONCE
+
     @property
     def inexact_rows(self) -> int:
         """Rows whose FILTER the columnar solver's programs could not decide, evaluated
@@ -549,11 +565,15 @@ class ContinuousWindowQuery(IncrementalQuery):
         batch = list(events)
         if self.closure is not None:
             batch = entail_events(batch, self.closure)
-        if batch and all(a.t_end <= b.t_end for a, b in pairwise(batch)):
-            # in time order: their terms encoded at once, as a batch read from a file
+        if self._as_batch(batch):
+            # many, in time order, none late: their terms encoded at once, as a file's are;
+            # the events of streams no window reads only move time on
             out: list[Result] = []
-            for piece in batches_of(batch, self.dictionary):
+            read = [event for event in batch if event.stream in self._buffers]
+            for piece in batches_of(read, self.dictionary):
                 out.extend(self._push_batch(piece))
+            out.extend(self._arrive(batch[-1].stream, batch[-1].t_end))
+            self._check_bounds()
             return out
         if self._learns_forms():
             self._forms.learn(
@@ -574,6 +594,20 @@ class ContinuousWindowQuery(IncrementalQuery):
             self._item(event.stream, event.t_start)
         self._check_bounds()
         return out
+
+    def _as_batch(self, events: list[Event]) -> bool:
+        """Whether events pushed as objects go in as one batch of ids
+        (:meth:`_push_batch`): enough of them (a few go one by one, cheaper), in time
+        order, the first neither before the latest event nor at or before the watermark
+        (those are refused one by one, naming the event)."""
+        if len(events) < _EVENTS_AS_BATCH:
+            return False
+        first = events[0].t_end
+        if self._latest is not None and first < self._latest:
+            return False
+        if self.watermark is not None and first <= self.watermark:
+            return False
+        return all(a.t_end <= b.t_end for a, b in pairwise(events))
 
     def _push_batch(self, batch: TripleBatch) -> list[Result]:
         """:meth:`push` of a batch of ids: its items appended to their streams' buffers at
@@ -755,13 +789,20 @@ class ContinuousWindowQuery(IncrementalQuery):
                         f"{self._max_items}"
                     )
                 spans[state.iri] = span
-            for first in range(0, len(chosen), _INSTANTS_AT_ONCE):
-                cut = slice(first, first + _INSTANTS_AT_ONCE)
+            sizes = sum((b - a for a, b in spans.values()), np.zeros(len(chosen), np.int64))
+            first = 0
+            while first < len(chosen):
+                # as many instants as fit, at least one
+                room = _ITEMS_AT_ONCE - self._pending.items
+                fit = int(np.searchsorted(np.cumsum(sizes[first:]), room, "right"))
+                end = first + max(1, min(fit, _INSTANTS_AT_ONCE - self._pending.count))
+                cut = slice(first, end)
                 self._pending.extend(
                     chosen[cut], {i: (a[cut], b[cut]) for i, (a, b) in spans.items()}
                 )
-                if self._pending.count >= _INSTANTS_AT_ONCE:
+                if self._full():
                     out.extend(self._flush())
+                first = end
             if len(chosen):
                 self._previous = int(chosen[-1])
             after = last
@@ -852,7 +893,7 @@ class ContinuousWindowQuery(IncrementalQuery):
         self._previous = t
         if self._batched():
             self._pending.add(t, contents)  # evaluated with the others (_flush)
-            if self._pending.count >= _INSTANTS_AT_ONCE:
+            if self._full():
                 return self._flush()
             return []
         self.exact_instants += 1

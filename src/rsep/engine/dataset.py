@@ -116,6 +116,8 @@ def compile_group(text: str, dictionary: TermDictionary) -> Group | str:
         bound |= pattern_variables(patterns)
     if any(name.startswith("_:") for name in bound):
         return "a blank node in a triple pattern"
+    if "event" in bound:
+        return "a variable named ?event (the name of the solutions' instant column)"
     slots = {name: k for k, name in enumerate(sorted(bound))}
 
     def program(expr: ast.Expr, scope: set[str]) -> Filter | str:

@@ -674,7 +674,8 @@ class _Scope:
         rows_ids: list[list[int]] = []
         leaf_of: list[int] = []
         used: list[np.ndarray] = []
-        for p in np.unique(positions).tolist():
+        every = [p for lo, hi in ranges for p in range(lo, hi)]  # items without triples too
+        for p in every:
             item = state.buffer.event(p)
             mine = positions == p
             graph = item.graph
@@ -722,7 +723,8 @@ class _Scope:
             len(table.time),
             equal=1,
         )
-        within = table.time[ri] <= contexts.upper[li]
+        upper = contexts.upper[li]
+        within = (table.time[ri] <= upper) & ((upper == WHOLE) | (table.time[ri] >= 0))
         li, ri = li[within], ri[within]
         time = table.time[ri]
         leaves = (np.arange(len(li)), ri + table.leaf) if self.track else None
