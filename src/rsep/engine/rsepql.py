@@ -509,6 +509,15 @@ class RsepqlQuery(ContinuousWindowQuery):
             self._used_cache[key] = known
         return known
 
+    def _keys(self, triples: frozenset[Triple], t: int) -> np.ndarray:
+        """Triples as inputs ``(time, s, p, o)`` of an item at ``t`` (:class:`Consumption`)."""
+        intern = self.dictionary.intern
+        keys = np.empty((len(triples), 4), np.int64)
+        keys[:, 0] = t if self.unit is InputUnit.OCCURRENCE else 0
+        if triples:
+            keys[:, 1:] = [[intern(str(term)) for term in x] for x in triples]
+        return keys
+
     def _solutions(self, pattern: GraphPatternRef, graph: frozenset[Triple]) -> tuple[Mu, ...]:
         """``⟦P⟧_G`` of an item graph by the exact matcher, each once, cached by graph."""
         key = (pattern.text, graph)
@@ -680,22 +689,14 @@ class _Scope:
             mine = positions == p
             graph = item.graph
             if not present[mine].all():
-                nodes = query.dictionary.nodes(inputs[mine][present[mine]][:, 1:].reshape(-1))
-                graph = frozenset(Triple(*nodes[k : k + 3]) for k in range(0, len(nodes), 3))  # type: ignore[arg-type]
+                graph = _triples(query.dictionary, inputs[mine][present[mine]])
             for mu in query._solutions(candidates.event.pattern, graph):
                 leaf = table.leaf + len(times)
                 times.append(item.t_start)
                 rows_ids.append(query._ids(mu, names))
-                triples = query._used(candidates.event.pattern, graph, mu)
-                intern = query.dictionary.intern
-                ids = np.array(
-                    [[intern(str(term)) for term in x] for x in triples], np.int64
-                ).reshape(-1, 3)
-                keys = np.empty((len(ids), 4), np.int64)
-                keys[:, 0] = item.t_start if occurrence else 0
-                keys[:, 1:] = ids
+                keys = query._keys(query._used(candidates.event.pattern, graph, mu), item.t_start)
                 used.append(keys)
-                leaf_of.extend([leaf] * len(ids))
+                leaf_of.extend([leaf] * len(keys))
         ids_table = np.array(rows_ids, np.int32).reshape(-1, len(names))
         self._inputs.append(
             (
@@ -725,11 +726,78 @@ class _Scope:
         )
         upper = contexts.upper[li]
         within = (table.time[ri] <= upper) & ((upper == WHOLE) | (table.time[ri] >= 0))
+        substituted = np.zeros(len(contexts), bool)
+        if self.query._events[event].group is None:
+            # the exact matcher's patterns (OPTIONAL, FILTERs on other variables...) may
+            # give other solutions under a binding: μ2(E1) is a substitution (Eq. (7))
+            for name in names:
+                substituted |= contexts.columns[name] != UNBOUND
+            within &= ~substituted[li]
         li, ri = li[within], ri[within]
         time = table.time[ri]
         leaves = (np.arange(len(li)), ri + table.leaf) if self.track else None
-        found = Mappings(li, time, time, merged(contexts.columns, li, table.columns, ri), leaves)
+        bound = {n: contexts.columns[n] for n in names}
+        found = Mappings(li, time, time, merged(bound, li, table.columns, ri), leaves)
+        if substituted.any():
+            found = _concatenated(found, self._substituted(event, contexts, substituted))
         return found.distinct()
+
+    def _substituted(self, event: Event, contexts: _Contexts, chosen: np.ndarray) -> Mappings:
+        """``⟨⟨μ(EVENT w P)⟩⟩`` by the exact matcher under each ``chosen`` context's
+        bindings ``μ`` (Sect. 4.2; the oracle's substitution), item by item, on the graphs
+        consumption leaves (Eq. (12)), each solution's inputs kept for :meth:`used`."""
+        query = self.query
+        state = query._windows[event.window]
+        buffer = state.buffer
+        carried = query._carried
+        names = sorted(event.variables)
+        spans = self.spans[event.window].tolist()
+        rows: list[tuple[int, int, list[int]]] = []
+        leaf_of: list[int] = []
+        used: list[np.ndarray] = []
+        for c in np.flatnonzero(chosen).tolist():
+            upper = int(contexts.upper[c])
+            ids = {n: int(contexts.columns[n][c]) for n in names}
+            bound = Mu({n: query.dictionary.term(i) for n, i in ids.items() if i != UNBOUND})
+            for instant, lo, hi in spans:
+                if instant != contexts.instant[c]:
+                    continue
+                for p in range(lo, hi):
+                    t = int(buffer.times[p - buffer.offset])
+                    if t > upper or (upper != WHOLE and t < 0):
+                        continue
+                    graph = buffer.event(p).graph
+                    if carried is not None:
+                        inputs = carried.inputs(buffer, ((p, p + 1),))[0]
+                        present = in_rows(inputs, carried.available.get(state.iri, _NO_KEYS))
+                        graph = _triples(query.dictionary, inputs[present])
+                    for mu in dict.fromkeys(
+                        query.patterns.match(event.pattern, graph, bound=bound)
+                    ):
+                        if self.track:
+                            leaf = self._leaves
+                            self._leaves += 1
+                            keys = query._keys(query._used(event.pattern, graph, mu), t)
+                            used.append(keys)
+                            leaf_of.extend([leaf] * len(keys))
+                        rows.append((c, t, query._ids(mu, names)))
+        if self.track:
+            self._inputs.append(
+                (
+                    state.iri,
+                    np.array(leaf_of, np.int64),
+                    np.concatenate(used) if used else _NO_KEYS,
+                )
+            )
+        context = np.array([r[0] for r in rows], np.int64)
+        time = np.array([r[1] for r in rows], np.int64)
+        table = np.array([r[2] for r in rows], np.int32).reshape(-1, len(names))
+        leaves = None
+        if self.track:
+            first = self._leaves - len(rows)
+            leaves = (np.arange(len(rows)), np.arange(len(rows)) + first)
+        columns = {n: table[:, k] for k, n in enumerate(names)}
+        return Mappings(context, time, time, columns, leaves)
 
     # any event pattern ----------------------------------------------------------------------
 
@@ -762,6 +830,12 @@ class _Scope:
             return self._seq_selected(pattern, contexts, latest=policy is SelectionPolicy.RECENT)
         raise UserError(f"{type(pattern).__name__} is not an RSEP-QL event pattern")
 
+    def _nothing(self, pattern: EventPattern) -> Mappings:
+        """No event mapping of ``pattern`` (a column per variable of it)."""
+        none = np.zeros(0, np.int64)
+        columns = {n: np.zeros(0, np.int32) for n in sorted(pattern.variables)}
+        return Mappings(none, none, none, columns, (none, none) if self.track else None)
+
     def _lefts(
         self, seq: Seq, contexts: _Contexts, rights: Mappings
     ) -> tuple[Mappings, np.ndarray]:
@@ -789,7 +863,7 @@ class _Scope:
         of ``μ2(E1)`` within ``W^⊔[0, t3 - 1] • W``, giving ``(μ1 ∪ μ2, t1, t4)``."""
         rights = self.evaluate(seq.right, contexts)
         if not len(rights):
-            return rights
+            return self._nothing(seq)
         lefts, inverse = self._lefts(seq, contexts, rights)
         ri, li = equal_pairs(inverse, lefts.context)
         return _joined(lefts, li, rights, ri, rights.context[ri])
@@ -817,7 +891,7 @@ class _Scope:
         first / last of those E1 mappings."""
         rights = self.evaluate(seq.right, contexts)
         if not len(rights):
-            return rights
+            return self._nothing(seq)
         lefts, inverse = self._lefts(seq, contexts, rights)
         some = np.flatnonzero(np.isin(inverse, lefts.context))
         rights, inverse = rights.take(some), inverse[some]
@@ -836,6 +910,29 @@ def _contents_of(spans: Mapping[str, np.ndarray], k: int) -> list[dict[str, Rang
         for instant, lo, hi in rows.tolist():
             out[instant][iri] = (*out[instant][iri], (lo, hi))
     return out
+
+
+def _triples(dictionary: TermDictionary, inputs: np.ndarray) -> frozenset[Triple]:
+    """The triples of inputs ``(time, s, p, o)`` (a graph consumption left, Eq. (12))."""
+    nodes = dictionary.nodes(inputs[:, 1:].reshape(-1))
+    return frozenset(Triple(*nodes[k : k + 3]) for k in range(0, len(nodes), 3))  # type: ignore[arg-type]
+
+
+def _concatenated(a: Mappings, b: Mappings) -> Mappings:
+    """The mappings of ``a`` then those of ``b``, with their leaves."""
+    leaves = None
+    if a.leaves is not None and b.leaves is not None:
+        leaves = (
+            np.concatenate([a.leaves[0], b.leaves[0] + len(a)]),
+            np.concatenate([a.leaves[1], b.leaves[1]]),
+        )
+    return Mappings(
+        np.concatenate([a.context, b.context]),
+        np.concatenate([a.t1, b.t1]),
+        np.concatenate([a.t2, b.t2]),
+        {n: np.concatenate([a.columns[n], b.columns[n]]) for n in a.columns},
+        leaves,
+    )
 
 
 def _pick(found: Mappings, *, latest: bool) -> Mappings:
