@@ -153,13 +153,12 @@ class Candidates:
             "o": spo[:, 2],
         }
         block = self.group.blocks[0]
-        found = match_patterns(
-            block.patterns, triples, query.dictionary, block.filters, query._keep_rows(self.group)
-        )
+        keep = query._keep_rows(self.group)
+        found = match_patterns(block.patterns, triples, query.dictionary, block.filters, keep)
         if found is None:
             return np.zeros(0, np.int64), {n: np.zeros(0, np.int32) for n in self.names}
         for f in self.group.filters:
-            found = query._keep_rows(self.group)(found, f)
+            found = keep(found, f)
         return found["event"].astype(np.int64) + lo, {n: found[n] for n in self.names}
 
     def _match_exactly(
