@@ -485,16 +485,26 @@ def test_bounded_state_names_the_limit() -> None:
     assert engine(within, events) == oracle(within, events)
 
 
-def test_filters_are_evaluated_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A FILTER over a solution (``σ``, Sect. 4.2; here SEQ's ``?p1 < ?p2``) is tested by
-    :class:`rsep.engine.bgp.GroupMatcher`'s Python path, pyoxigraph (``GraphMatcher.holds``
-    or ``.match``) never asked; the answers stay the oracle's."""
+def test_filters_are_evaluated_in_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FILTER over a solution (``σ``, Sect. 4.2; here SEQ's ``?p1 < ?p2``) is decided by
+    its program over the solutions' term ids (:mod:`rsep.engine.expression`): neither the
+    Python matcher nor pyoxigraph is asked; a timed one (``getDURATION()``) is evaluated
+    exactly, once per distinct ``σ``-substituted expression and binding. The answers stay
+    the oracle's."""
     plan, events = paper.compiled(SEQ_QUERY), _prices(6)
     expected = oracle(plan, events)
     spy = spy_matchers(monkeypatch)
-    assert engine(plan, events) == expected != []
-    assert spy.asked == []
-    assert spy.fast and all(spy.fast)  # each under a solution of the SEQ
+    query = incremental_query(plan)
+    assert canonical(query.push(events) + query.finish()) == expected != []
+    assert spy.asked == [] and spy.fast == []
+    assert query.exact_filters == 0  # type: ignore[attr-defined]
+    duration = f'getDURATION() <= "PT2S"^^<{XSD}duration>'
+    timed_plan = paper.compiled(SEQ_QUERY.replace("?p1 < ?p2", duration))
+    expected = oracle(timed_plan, events)
+    query = incremental_query(timed_plan)
+    assert canonical(query.push(events) + query.finish()) == expected != []
+    # the SEQ's 15 pairs last 1 to 5 s: σ makes 5 distinct expressions, each evaluated once
+    assert query.exact_filters == 5  # type: ignore[attr-defined]
 
 
 def test_pickling_mid_stream_gives_the_same_results() -> None:

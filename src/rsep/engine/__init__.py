@@ -17,9 +17,11 @@ runs must give the oracle's answers (``tests/engine``, differential tests).
   (``ContinuousWindowQuery``): RSP-QL graph patterns over incremental window state;
 - :mod:`~rsep.engine.rsepql` (``RsepqlQuery``): RSEP-QL MATCH, its selection and
   consumption policies, on the window state;
-- :mod:`~rsep.engine.epsparql` (``EpsparqlQuery``) and :mod:`~rsep.engine.occurrence`:
-  EP-SPARQL's interval operators over triple occurrences, and the Q-closure of CONSTRUCT
-  rules (results fed back as input);
+- :mod:`~rsep.engine.event_operators`: event mappings in columns and the operators event
+  patterns are evaluated with (compatible joins, the order ``≺``, sets of mappings);
+- :mod:`~rsep.engine.epsparql` (``EpsparqlQuery``): EP-SPARQL's interval operators over
+  triple occurrences in columns, and the Q-closure of CONSTRUCT rules (results fed back as
+  input);
 - :mod:`~rsep.engine.cqelscep` (``CqelscepQuery``): CQELS-CEP windows on interval streams
   and its sequence operators, nested paths over the background graph.
 """

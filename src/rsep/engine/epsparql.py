@@ -1,60 +1,60 @@
-"""EP-SPARQL evaluated incrementally: the interval operators of Sect. 4.2 (seed 002), event
-by event, equal to the oracle (``rsep.semantics.epsparql``).
+"""EP-SPARQL evaluated incrementally on the columnar event operators: the interval operators
+of Sect. 4.2 (seed 002), many detection instants at a time, equal to the oracle
+(``rsep.semantics.epsparql``, which the engine does not import).
 
 Timewise monotonicity (Sect. 4.2) is what makes the evaluation incremental: every solution
 ``⟨μ, tα, tω⟩`` of every operator depends only on occurrences that end by ``tω``, and the
 optional joins only look at optional solutions ending by ``tω``. So the solutions of a
-node at an instant ``T`` are exactly those with ``tω = T``, computed from the occurrences
-that end at ``T`` and from the solutions of its operands that ended before ``T``, which the
-node keeps, indexed, as ETALIS keeps the goals a rule may still complete (Sect. 5, rules
-(8)-(12), event-driven backward chaining):
+node ending in a span of instants are computed from the occurrences ending in it and from
+the solutions of its operands that ended before it, which the node keeps in columns
+(:class:`~rsep.engine.event_operators.Mappings`: term ids per variable, ``tα`` and ``tω``),
+as ETALIS keeps the goals a rule may still complete (Sect. 5, rules (8)-(12)):
 
-- ``BGP`` (:class:`_Bgp`): the choices of occurrences with at least one of the instant's
-  (:func:`rsep.engine.occurrence.bgp_delta`), over occurrences indexed by predicate and
-  subject or object;
-- ``Join`` (:class:`_Join`): each new solution of one side with the kept and new solutions
-  of the other, by a hash on the variables both sides always bind;
-- ``SeqJoin`` (:class:`_Seq`): a new right solution with the kept left solutions that end
-  before it starts (kept in end order, found by bisection);
-- ``EqJoin`` and ``EqLeftJoin`` (:class:`_Equals`, :class:`_EqualsOptional`): both sides at
-  the same instant, same start: nothing is kept;
-- ``SeqRightJoin`` (:class:`_OptionalSeq`): a new mandatory solution with the kept optional
-  ones that end before it starts, or alone if none satisfies ``F``;
-- ``Union``, ``Filter`` (with ``σ``: :func:`sigma`) and ETALIS's ``WITHIN``;
-- a sub-select (:class:`_SubSelect`, query (5)): each new solution extended by its
-  ``(e AS ?v)`` and projected, over the same interval.
+- ``BGP`` (:class:`_Bgp`): the choices of occurrences with at least one new one, joined in
+  columns over the stream's occurrence table (:class:`_Occurrences`);
+- ``Join``: the new solutions of one side with the kept and new ones of the other,
+  compatible (:func:`~rsep.engine.event_operators.compatible_pairs`);
+- ``SeqJoin``: a new right solution with the left ones that end before it starts;
+- ``EqJoin`` and ``EqLeftJoin``: both sides over one interval;
+- ``SeqRightJoin``: a new mandatory solution with the optional ones that end before it
+  starts, or alone if none satisfies ``F`` (an anti-join);
+- ``Union``, ``Filter`` (with ``σ``: :func:`sigma`), ETALIS's ``WITHIN`` and a sub-select
+  (query (5)).
+
+FILTERs run as the columnar engine's programs (:mod:`rsep.engine.expression`) where they
+can, else exactly once per distinct binding (and interval, for ``σ``); BINDs and a
+sub-select's expressions once per distinct binding.
 
 ``WITHIN d`` prunes: a kept solution or occurrence starting more than ``d`` before the
-current instant can only be part of solutions lasting more than ``d``, which WITHIN drops
-(intervals only grow up the tree). The optional side of OPTIONALSEQ is never pruned (an old
-optional solution still decides whether a new mandatory one is alone).
+earliest new instant can only be part of solutions lasting more than ``d``, which WITHIN
+drops (intervals only grow up the tree). The optional side of OPTIONALSEQ keeps, of those,
+the earliest-ending one per mapping (all its test for a mandatory solution alone reads).
 
-CONSTRUCT rules (the plan itself when its output is fed back, and the plan's ``rules``) make
-the Q-closure: at each instant, the occurrences their new solutions derive re-enter the
-stream, with the solution's interval (so they end at the instant too), and the instant is
-evaluated again on them, until nothing new is derived (``clos_Q(S)``, Sect. 4.2). Results
-go through :class:`rsep.engine.projection.Output` (SELECT expressions, projection, DISTINCT,
-the streaming operator and the query form). State is bounded: ``max_runs`` solutions kept
-per operator, ``max_window_events`` occurrences.
+Every complete instant of a push is evaluated at once. CONSTRUCT rules (the plan itself when
+its output is fed back, and the plan's ``rules``) make the Q-closure: the occurrences their
+new solutions derive re-enter the stream with the solution's interval, and the instants are
+evaluated again on them until nothing new is derived (``clos_Q(S)``, Sect. 4.2); a
+derivation ends at its solution's instant, so monotone rules reach the same fixpoint over
+many instants as one after the other; a rule with an anti-join (OPTIONALSEQ,
+EQUALSOPTIONAL) is evaluated instant by instant. Results go through
+:class:`rsep.engine.projection.Output`. State is bounded: ``max_runs`` solutions kept per
+operator, ``max_window_events`` occurrences per stream.
 
 A pattern beside the EP-SPARQL pattern (an :class:`~rsep.algebra.plan.EventJoin`) is
-evaluated once per version of the dataset's graphs (once for static graphs; once per span
-between the changes of time-varying ones, RSP-QL Def. 10), and each instant's solutions are
-joined with the solutions of the version holding at the instant, keeping their intervals,
-before the projection: the oracle's join of an event pattern's answers with the group's
-solutions over the dataset at the instant (``ContinuousQuery``).
-
-``LeftJoin`` (SPARQL's OPTIONAL) has no plan node (docs/semantics.md: a group holding
-OPTIONAL stays one opaque stream pattern, which the oracle refuses too), so it is not here.
+evaluated once per version of the dataset's graphs (RSP-QL Def. 10), and each instant's
+solutions are joined with those of the version holding at the instant, keeping their
+intervals, as the oracle joins an event pattern's answers with the group's solutions.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pyoxigraph import Triple
+import numpy as np
+from pyoxigraph import Literal, Triple
 
 from rsep.algebra.events import (
     And,
@@ -68,15 +68,29 @@ from rsep.algebra.events import (
     StreamBgp,
     Within,
 )
-from rsep.algebra.occurrences import TriplePatterns, derived_triples, sigma, timed
+from rsep.algebra.gpm import group_of, inner_group
+from rsep.algebra.occurrences import TriplePatterns, Variable, derived_triples, sigma, timed
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import EventJoin, Plan, Rule, SubSelect
+from rsep.engine.batch import _node_text
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import InstantDataset, TimeVarying, background_source
-from rsep.engine.occurrence import Occurrence, OccurrenceIndex, bgp_delta
+from rsep.engine.event_operators import (
+    UNBOUND,
+    Mappings,
+    compatible_pairs,
+    concatenated,
+    distinct_rows,
+    in_rows,
+    merged,
+)
+from rsep.engine.expression import Program, compile_filter, evaluate_rows
+from rsep.engine.pattern import equal_pairs, join_keys
 from rsep.engine.projection import Output
 from rsep.engine.query import InstantQuery
+from rsep.engine.terms import KIND_LITERAL, TermDictionary
 from rsep.errors import UserError
+from rsep.lang import ast
 from rsep.rdf.event import Event
 from rsep.rdf.results import Result
 from rsep.rdf.sparql import GraphMatcher, LiteralForms, Mu
@@ -90,192 +104,356 @@ __all__ = ["EpsparqlQuery", "sigma"]
 Solution = tuple[Mu, int, int]
 """``⟨μ, tα, tω⟩`` (Sect. 4.2)."""
 
-Fresh = dict[str | None, list[Occurrence]]
-"""The occurrences added in one round, by the stream they belong to (``None``: the merged
+Fresh = dict[str | None, tuple[int, int]]
+"""The rows of each stream's occurrence table added in one round (``None``: the merged
 stream with the derived occurrences)."""
 
 _MEMO_LIMIT = 200_000
+_EVENTS_AT_ONCE = 1 << 14
+"""Complete instants' events evaluated in one call at most (memory of a long push)."""
+_VARIABLE = re.compile(r"[?$]([A-Za-z_0-9]+)")
 
 
-class _Evaluator:
-    """FILTER and BIND expressions under mappings, each value remembered (a Q-closure
-    meets one solution in several rounds; joins test one pair once): a FILTER in Python
-    where :class:`~rsep.engine.bgp.GroupMatcher` can tell, else (and BIND) by pyoxigraph."""
+def _empty(names: Iterable[str]) -> Mappings:
+    """No solution (a column per variable of ``names``)."""
+    none = np.zeros(0, np.int64)
+    return Mappings(none, none, none, {n: np.zeros(0, np.int32) for n in names})
 
-    def __init__(self) -> None:
+
+def _solutions(t1: np.ndarray, t2: np.ndarray, columns: Mapping[str, np.ndarray]) -> Mappings:
+    """Solutions ``⟨μ, tα, tω⟩`` in columns (the context is unused: one scope)."""
+    return Mappings(np.zeros(len(t1), np.int64), t1, t2, dict(columns))
+
+
+def _aligned(found: Mappings, names: Sequence[str]) -> Mappings:
+    """``found`` with a column for each of ``names`` (:data:`UNBOUND` where it had none)."""
+    if set(found.columns) == set(names):
+        return found
+    n = len(found)
+    columns = {m: found.columns.get(m, np.full(n, UNBOUND, np.int32)) for m in names}
+    return Mappings(found.context, found.t1, found.t2, columns)
+
+
+def _rows(found: Mappings) -> np.ndarray:
+    """The solutions as an int64 table ``(tα, tω, ids…)`` (set operations)."""
+    names = sorted(found.columns)
+    return np.stack(
+        [found.t1, found.t2, *(found.columns[n].astype(np.int64) for n in names)], axis=1
+    )
+
+
+def _minus(found: Mappings, known: Mappings) -> Mappings:
+    """The solutions of ``found`` not in ``known`` (same columns)."""
+    if not len(found) or not len(known):
+        return found
+    return found.take(np.flatnonzero(~in_rows(_rows(found), _rows(known))))
+
+
+def _union(parts: Sequence[Mappings], names: Sequence[str]) -> Mappings:
+    """The solutions of every part (their columns aligned to ``names``)."""
+    out = _empty(names)
+    for part in parts:
+        if len(part):
+            out = concatenated(out, _aligned(part, names)) if len(out) else _aligned(part, names)
+    return out
+
+
+def _pairs(a: Mappings, b: Mappings, *, interval: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The compatible pairs of ``a`` and ``b`` (SPARQL 1.1 sec. 18.3); with ``interval``,
+    over one interval (EQUALS)."""
+    shared = sorted(a.columns.keys() & b.columns.keys())
+    lead = ([a.t1, a.t2], [b.t1, b.t2]) if interval else ([], [])
+    return compatible_pairs(
+        [*lead[0], *(a.columns[n] for n in shared)],
+        [*lead[1], *(b.columns[n] for n in shared)],
+        len(a),
+        len(b),
+        equal=len(lead[0]),
+    )
+
+
+def _combined(a: Mappings, li: np.ndarray, b: Mappings, ri: np.ndarray) -> Mappings:
+    """``⟨μ ∪ μ', min(tα, t'α), max(tω, t'ω)⟩`` of each pair (Sect. 4.2)."""
+    return _solutions(
+        np.minimum(a.t1[li], b.t1[ri]),
+        np.maximum(a.t2[li], b.t2[ri]),
+        merged(a.columns, li, b.columns, ri),
+    )
+
+
+# Expressions ----------------------------------------------------------------------------------
+
+
+class _Expressions:
+    """FILTER and BIND expressions over solutions in columns: a FILTER by its program
+    (:func:`~rsep.engine.expression.evaluate_rows`) where it has one and decides, else under
+    each distinct binding by :class:`~rsep.engine.bgp.GroupMatcher` (in Python where it can
+    tell, else pyoxigraph), each verdict and value remembered."""
+
+    def __init__(self, dictionary: TermDictionary) -> None:
+        self.dictionary = dictionary
         self.matcher = GraphMatcher()
         self.patterns = GroupMatcher(self.matcher)
-        self._holds: dict[tuple[str, Mu], bool] = {}
-        self._values: dict[tuple[str, Mu], Term | None] = {}
+        self._programs: dict[tuple[str, tuple[str, ...]], Program | None] = {}
+        self._holds: dict[tuple[str, tuple[int, ...]], bool] = {}
+        self._values: dict[tuple[str, tuple[int, ...]], int] = {}
+        self.exact = 0
+        """Bindings a FILTER was evaluated on exactly (no program, or it could not decide)."""
 
     @property
     def forms(self) -> LiteralForms:
         return self.matcher.forms
 
-    def holds(self, expression: str | None, timed: bool, mu: Mu, t1: int, t2: int) -> bool:
-        """``μ(σ_{t1 t2}(F)) = true``; an absent ``F`` is true, an error false
-        (:meth:`GroupMatcher.holds <rsep.engine.bgp.GroupMatcher.holds>`)."""
+    def _program(self, expression: str, names: tuple[str, ...]) -> Program | None:
+        key = (expression, names)
+        if key not in self._programs:
+            program: Program | None = None
+            where = inner_group(group_of("{ FILTER (" + expression + ") }"))
+            if isinstance(where, ast.GroupPattern) and len(where.elements) == 1:
+                element = where.elements[0]
+                if isinstance(element, ast.Filter):
+                    slots = {n: k for k, n in enumerate(names)}
+                    compiled = compile_filter(element.expr, slots, self.dictionary.intern)
+                    program = None if isinstance(compiled, str) else compiled
+            self._programs[key] = program
+        return self._programs[key]
+
+    def _mu(self, names: Sequence[str], ids: Sequence[int]) -> Mu:
+        term = self.dictionary.term
+        return Mu({n: term(i) for n, i in zip(names, ids, strict=True) if i != UNBOUND})
+
+    def holds(
+        self, expression: str | None, found: Mappings, t1: np.ndarray, t2: np.ndarray
+    ) -> np.ndarray:
+        """``μ(σ_{t1 t2}(F)) = true`` on each row of ``found`` (``t1``, ``t2`` its intervals
+        for ``σ``); an absent ``F`` is true, an error false."""
+        n = len(found)
         if expression is None:
-            return True
-        text = sigma(expression, t1, t2) if timed else expression
-        key = (text, mu)
-        found = self._holds.get(key)
-        if found is None:
-            if len(self._holds) > _MEMO_LIMIT:
-                self._holds.clear()
-            found = self._holds[key] = self.patterns.holds(text, mu)
-        return found
+            return np.ones(n, bool)
+        if not n:
+            return np.zeros(0, bool)
+        names = tuple(sorted(found.columns))
+        verdict: np.ndarray | None = None
+        if not timed(expression):
+            program = self._program(expression, names)
+            if program is not None:
+                ids = (
+                    np.stack([found.columns[m] for m in names], axis=1)
+                    if names
+                    else np.zeros((n, 0), np.int32)
+                )
+                code = evaluate_rows(program, ids, self.dictionary.values)
+                if not (code == 2).any():
+                    return np.asarray(code == 1)
+                verdict = code
+        used = sorted(set(_VARIABLE.findall(expression)) & set(names))
+        rows = np.arange(n) if verdict is None else np.flatnonzero(verdict == 2)
+        is_timed = timed(expression)
+        parts = [found.columns[m][rows].astype(np.int64) for m in used]
+        if is_timed:
+            parts += [t1[rows], t2[rows]]
+        if parts:
+            keys, inverse = distinct_rows(np.stack(parts, axis=1))
+        else:
+            keys, inverse = np.zeros((1, 0), np.int64), np.zeros(len(rows), np.int64)
+        out = np.empty(len(keys), bool)
+        for k, key in enumerate(keys.tolist()):
+            text = sigma(expression, key[-2], key[-1]) if is_timed else expression
+            memo = (text, tuple(key[: len(used)]))
+            known = self._holds.get(memo)
+            if known is None:
+                if len(self._holds) > _MEMO_LIMIT:
+                    self._holds.clear()
+                known = self._holds[memo] = self.patterns.holds(text, self._mu(used, memo[1]))
+                self.exact += 1
+            out[k] = known
+        if verdict is None:
+            return np.asarray(out[inverse])
+        keep = np.asarray(verdict == 1)
+        keep[rows] = out[inverse]
+        return keep
 
-    def extend(self, mu: Mu, expressions: Iterable[tuple[str, str]]) -> Mu:
+    def extend(self, found: Mappings, expressions: Iterable[tuple[str, str]]) -> Mappings:
         """SPARQL's ``Extend``: each ``(v, e)`` bound to ``e``'s value unless it errs or
-        ``v`` is bound (sec. 18.5)."""
+        ``v`` is bound (sec. 18.5), each under the ones before it."""
+        columns = dict(found.columns)
+        n = len(found)
         for name, expression in expressions:
-            key = (expression, mu)
-            if key in self._values:
-                value = self._values[key]
+            used = sorted(set(_VARIABLE.findall(expression)) & set(columns))
+            table = (
+                np.stack([columns[m].astype(np.int64) for m in used], axis=1)
+                if used
+                else (np.zeros((n, 0), np.int64))
+            )
+            if n and used:
+                keys, inverse = distinct_rows(table)
             else:
-                if len(self._values) > _MEMO_LIMIT:
-                    self._values.clear()
-                value = self._values[key] = self.matcher.value(expression, mu)
-            if value is not None and name not in mu:
-                mu = mu.join({name: value})
-        return mu
+                keys, inverse = np.zeros((1 if n else 0, 0), np.int64), np.zeros(n, np.int64)
+            values = np.empty(len(keys), np.int32)
+            for k, key in enumerate(keys.tolist()):
+                memo = (expression, tuple(key))
+                known = self._values.get(memo)
+                if known is None:
+                    if len(self._values) > _MEMO_LIMIT:
+                        self._values.clear()
+                    value = self.matcher.value(expression, self._mu(used, key))
+                    known = UNBOUND if value is None else self.dictionary.intern(_node_text(value))
+                    self._values[memo] = known
+                values[k] = known
+            value_of = values[inverse]
+            before = columns.get(name)
+            columns[name] = (
+                value_of if before is None else np.where(before == UNBOUND, value_of, before)
+            )
+        return Mappings(found.context, found.t1, found.t2, columns)
 
 
-# Kept solutions -----------------------------------------------------------------------------
+# Occurrences ----------------------------------------------------------------------------------
 
 
-class _Kept:
-    """The solutions of an operand that ended before the current instant, by the values of
-    the variables both operands always bind, each bucket in end order."""
+class _Occurrences:
+    """The occurrences ``⟨⟨s, p, o⟩, t, t'⟩`` of one stream that may still be used, as
+    columns of term ids (a set: each once), with each term's match key: a literal's stored
+    form (as pyoxigraph matches constants), any other term itself."""
 
-    def __init__(self, names: tuple[str, ...]) -> None:
-        self.names = names
-        self.buckets: dict[tuple[Term | None, ...], tuple[list[int], list[Solution]]] = {}
-        self.count = 0
-        self._pruned = 0
+    def __init__(self) -> None:
+        self.s = np.zeros(0, np.int32)
+        self.p = np.zeros(0, np.int32)
+        self.o = np.zeros(0, np.int32)
+        self.t1 = np.zeros(0, np.int64)
+        self.t2 = np.zeros(0, np.int64)
+        self._kept = 0
 
-    def key(self, mu: Mu) -> tuple[Term | None, ...]:
-        return tuple(mu.get(name) for name in self.names)
+    def __len__(self) -> int:
+        return len(self.t1)
 
-    def add(self, found: Iterable[Solution]) -> None:
-        """Add the solutions of one instant (their ``tω`` is the latest kept)."""
-        for solution in found:
-            ends, items = self.buckets.setdefault(self.key(solution[0]), ([], []))
-            ends.append(solution[2])
-            items.append(solution)
-            self.count += 1
+    def table(self) -> np.ndarray:
+        return np.stack([self.s.astype(np.int64), self.p, self.o, self.t1, self.t2], axis=1)
 
-    def matching(self, mu: Mu) -> list[Solution]:
-        """The kept solutions in ``mu``'s bucket."""
-        found = self.buckets.get(self.key(mu))
-        return found[1] if found else []
+    def add(self, rows: np.ndarray) -> tuple[int, int]:
+        """Add the occurrences ``(s, p, o, t, t')`` of ``rows`` not held yet (``S`` is a
+        set); the rows they now fill."""
+        lo = len(self)
+        if len(rows):
+            rows = distinct_rows(rows)[0]
+            rows = rows[~in_rows(rows, self.table())] if lo else rows
+        if len(rows):
+            self.s = np.concatenate([self.s, rows[:, 0].astype(np.int32)])
+            self.p = np.concatenate([self.p, rows[:, 1].astype(np.int32)])
+            self.o = np.concatenate([self.o, rows[:, 2].astype(np.int32)])
+            self.t1 = np.concatenate([self.t1, rows[:, 3]])
+            self.t2 = np.concatenate([self.t2, rows[:, 4]])
+        return lo, len(self)
 
-    def ending_before(self, mu: Mu, t: int) -> tuple[list[Solution], int]:
-        """The kept solutions in ``mu``'s bucket, and how many of them (the first) end
-        before ``t``."""
-        found = self.buckets.get(self.key(mu))
-        if not found:
-            return [], 0
-        ends, items = found
-        return items, bisect.bisect_left(ends, t)
-
-    def prune(self, floor: int, force: bool = False) -> None:
-        """Drop the solutions starting before ``floor`` (amortised: when the count doubled
-        since the last pruning, or ``force``)."""
-        self._rebuild(floor, False, force)
-
-    def compact(self, floor: int, force: bool = False) -> None:
-        """Of the solutions starting before ``floor``, keep the earliest-ending one per
-        mapping: all that OPTIONALSEQ's test for a mandatory solution alone reads of an
-        optional one too old to join under WITHIN (its mapping and that it ends before)."""
-        self._rebuild(floor, True, force)
-
-    def _rebuild(self, floor: int, compact: bool, force: bool) -> None:
-        if not force and self.count < max(64, 2 * self._pruned):
+    def keep(self, floor: int) -> None:
+        """Drop the occurrences starting before ``floor`` (amortised: when their count
+        doubled since the last time)."""
+        if len(self) < max(64, 2 * self._kept):
             return
-        buckets: dict[tuple[Term | None, ...], tuple[list[int], list[Solution]]] = {}
-        count = 0
-        for key, (_, items) in self.buckets.items():
-            if compact:
-                seen: set[Mu] = set()
-                kept = []
-                for s in items:
-                    if s[1] >= floor:
-                        kept.append(s)
-                    elif s[0] not in seen:
-                        seen.add(s[0])
-                        kept.append(s)
-            else:
-                kept = [s for s in items if s[1] >= floor]
-            if kept:
-                buckets[key] = ([s[2] for s in kept], kept)
-                count += len(kept)
-        self.buckets, self.count, self._pruned = buckets, count, count
+        rows = np.flatnonzero(self.t1 >= floor)
+        self.s, self.p, self.o = self.s[rows], self.p[rows], self.o[rows]
+        self.t1, self.t2 = self.t1[rows], self.t2[rows]
+        self._kept = len(self)
 
 
-# Operators ---------------------------------------------------------------------------------
+class _Keys:
+    """The match key of each term id: a literal's stored form, interned (LiteralForms),
+    any other term's own id (``μ`` binds the data's term, matching compares the keys)."""
+
+    def __init__(self) -> None:
+        self._key = np.zeros(0, np.int32)
+
+    def of(self, ids: np.ndarray, dictionary: TermDictionary, forms: LiteralForms) -> np.ndarray:
+        size = len(dictionary)
+        if len(self._key) < size:
+            fresh = np.arange(len(self._key), size, dtype=np.int32)
+            key = fresh.copy()
+            kinds = dictionary.values.kind[fresh]
+            for k in np.flatnonzero(kinds == KIND_LITERAL).tolist():
+                term = dictionary.term(int(fresh[k]))
+                if isinstance(term, Literal):
+                    stored = forms.stored_form(term)
+                    if stored != term:
+                        key[k] = dictionary.intern(_node_text(stored))
+            self._key = np.concatenate([self._key, key])
+            if len(self._key) < len(dictionary):  # stored forms interned just now
+                return self.of(ids, dictionary, forms)
+        return np.asarray(self._key[ids])
+
+
+# Operators ------------------------------------------------------------------------------------
 
 
 class _Node:
-    """An operator of Sect. 4.2 in the tree of one pattern. ``now`` holds its solutions at
-    the current instant (``tω`` = the instant); ``kept`` those of earlier instants, when its
+    """An operator of Sect. 4.2 in the tree of one pattern. ``now`` holds its solutions
+    ending at the instants being evaluated; ``kept`` those of earlier instants, when its
     parent reads them; ``bound`` the smallest WITHIN above it (pruning); ``reset`` is true
     when its subtree is not monotone within an instant (EqLeftJoin), so a Q-closure round
     recomputes it whole."""
 
-    certain: frozenset[str]
+    names: tuple[str, ...]
+    """Every variable its solutions may bind (their columns)."""
     children: tuple[_Node, ...] = ()
 
     def __init__(self) -> None:
-        self.now: set[Solution] = set()
-        self.kept: _Kept | None = None
+        self.now: Mappings = _empty(())
+        self.kept: Mappings | None = None
         self.bound: int | None = None
         self.reset = False
+        self._pruned = 0
 
     def walk(self) -> Iterable[_Node]:
         yield self
         for child in self.children:
             yield from child.walk()
 
-    def update(self, fresh: Fresh, ev: _Evaluator) -> set[Solution]:
-        """One round at the current instant: the solutions new in this round (all of
-        ``now`` when ``reset``)."""
-        increments = [child.update(fresh, ev) for child in self.children]
+    def begin(self) -> None:
+        self.now = _empty(self.names)
+
+    def update(self, query: EpsparqlQuery, fresh: Fresh) -> Mappings:
+        """One round: the solutions new in this round (all of ``now`` when ``reset``)."""
+        increments = [child.update(query, fresh) for child in self.children]
         if self.reset:
-            self.now = set()
             increments = [child.now for child in self.children]
-        found = self.compute(increments, ev)
+        found = _aligned(self.compute(query, increments), self.names).distinct()
         if self.reset:
             self.now = found
             return found
-        new = found - self.now
-        self.now |= new
+        new = _minus(found, self.now)
+        self.now = _union([self.now, new], self.names)
         return new
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        """The solutions at the instant that use the operands' ``increments``."""
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        """The solutions at the instants that use the operands' ``increments``."""
         raise NotImplementedError
 
-    def commit(self, limit: int) -> None:
-        """End of the instant: ``now`` joins ``kept`` (bounded by ``max_runs``)."""
-        if self.kept is not None and self.now:
-            self.kept.add(self.now)
-            if self.kept.count > limit and self.bound is not None:
-                self.kept.prune(max(s[2] for s in self.now) - self.bound, force=True)
-            if self.kept.count > limit:
+    def every(self) -> Mappings:
+        """The kept solutions and those of the instants being evaluated."""
+        assert self.kept is not None
+        return _union([self.kept, self.now], self.names)
+
+    def commit(self, limit: int, floor: int | None) -> None:
+        """End of the instants: ``now`` joins ``kept`` (bounded by ``max_runs``)."""
+        if self.kept is not None and len(self.now):
+            self.kept = _union([self.kept, self.now], self.names)
+            if len(self.kept) > limit and self.bound is not None and floor is not None:
+                self.prune(floor, force=True)
+            if len(self.kept) > limit:
                 raise UserError(
-                    f"{type(self).__name__.strip('_')} keeps {self.kept.count} partial "
+                    f"{type(self).__name__.strip('_')} keeps {len(self.kept)} partial "
                     f"solutions, more than max_runs = {limit} (EP-SPARQL keeps every "
                     "combination of occurrences; bound the pattern with WITHIN or raise it "
                     "with --set max_runs=N)"
                 )
-        self.now = set()
+        self.now = _empty(self.names)
 
-
-def _combine(a: Solution, b: Solution) -> Solution:
-    """``⟨μ ∪ μ', min(tα, t'α), max(tω, t'ω)⟩`` (Sect. 4.2)."""
-    return (a[0].join(b[0]), min(a[1], b[1]), max(a[2], b[2]))
+    def prune(self, floor: int, force: bool = False) -> None:
+        """Drop the kept solutions starting before ``floor`` (amortised)."""
+        kept = self.kept
+        if kept is None or (not force and len(kept) < max(64, 2 * self._pruned)):
+            return
+        self.kept = kept.take(np.flatnonzero(kept.t1 >= floor))
+        self._pruned = len(self.kept)
 
 
 class _Bgp(_Node):
@@ -284,25 +462,26 @@ class _Bgp(_Node):
     def __init__(self, node: StreamBgp) -> None:
         super().__init__()
         self.patterns = TriplePatterns.parse(node.pattern.text, "the stream pattern")
+        if not self.patterns.triples:
+            raise UserError("an empty stream pattern has no interval (EP-SPARQL Sect. 4.2, BGP)")
         self.source = node.stream
         self.binds = node.binds or ()
-        self.certain = self.patterns.variables
+        self.names = tuple(sorted(self.patterns.variables | {n for n, _ in self.binds}))
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
         raise AssertionError("a BGP reads occurrences")  # pragma: no cover
 
-    def update(self, fresh: Fresh, ev: _Evaluator) -> set[Solution]:
-        occurrences = fresh.get(self.source)
-        if not occurrences:
-            return set()
-        found = bgp_delta(self.patterns, self.index, set(occurrences))
+    def update(self, query: EpsparqlQuery, fresh: Fresh) -> Mappings:
+        rows = fresh.get(self.source)
+        if rows is None or rows[0] == rows[1]:
+            return _empty(self.names)
+        found = query._bgp(self.patterns, query.occurrences[self.source], *rows)
         if self.binds:
-            found = {(ev.extend(mu, self.binds), t1, t2) for mu, t1, t2 in found}
-        new = found - self.now
-        self.now |= new
+            found = query._expressions.extend(found, self.binds)
+        found = _aligned(found, self.names).distinct()
+        new = _minus(found, self.now)
+        self.now = _union([self.now, new], self.names)
         return new
-
-    index: OccurrenceIndex
 
 
 class _Binary(_Node):
@@ -310,7 +489,7 @@ class _Binary(_Node):
         super().__init__()
         self.left, self.right = left, right
         self.children = (left, right)
-        self.shared = tuple(sorted(left.certain & right.certain))
+        self.names = tuple(sorted({*left.names, *right.names}))
 
 
 class _Join(_Binary):
@@ -318,138 +497,112 @@ class _Join(_Binary):
 
     def __init__(self, left: _Node, right: _Node) -> None:
         super().__init__(left, right)
-        self.certain = left.certain | right.certain
-        left.kept, right.kept = _Kept(self.shared), _Kept(self.shared)
+        left.kept, right.kept = _empty(left.names), _empty(right.names)
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
         new_left, new_right = increments
-        assert self.left.kept is not None and self.right.kept is not None
-        out: set[Solution] = set()
-        right_now = _by_key(self.right.now, self.right.kept)
-        for a in new_left:
-            key = self.left.kept.key(a[0])
-            for b in (*self.right.kept.matching(a[0]), *right_now.get(key, ())):
-                if a[0].compatible(b[0]):
-                    out.add(_combine(a, b))
-        left_now = _by_key(self.left.now, self.left.kept)
-        for b in new_right:
-            key = self.right.kept.key(b[0])
-            for a in (*self.left.kept.matching(b[0]), *left_now.get(key, ())):
-                if a[0].compatible(b[0]):
-                    out.add(_combine(a, b))
-        return out
-
-
-def _by_key(
-    found: Iterable[Solution], kept: _Kept
-) -> dict[tuple[Term | None, ...], list[Solution]]:
-    table: dict[tuple[Term | None, ...], list[Solution]] = {}
-    for solution in found:
-        table.setdefault(kept.key(solution[0]), []).append(solution)
-    return table
+        parts = []
+        for a, b in ((new_left, self.right.every()), (self.left.every(), new_right)):
+            if len(a) and len(b):
+                li, ri = _pairs(a, b)
+                parts.append(_combined(a, li, b, ri))
+        return _union(parts, self.names)
 
 
 class _Union(_Binary):
     """``Union(Ψ, Ψ') = Ψ ∪ Ψ'``."""
 
-    def __init__(self, left: _Node, right: _Node) -> None:
-        super().__init__(left, right)
-        self.certain = left.certain & right.certain
-
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        return increments[0] | increments[1]
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        return _union(increments, self.names)
 
 
 class _Seq(_Binary):
     """``SeqJoin(Ψ, Ψ')`` (SEQ): compatible pairs with ``tω < t'α``; a new right solution
-    meets the kept left ones that end before it starts."""
+    meets the left ones that end before it starts."""
 
     def __init__(self, left: _Node, right: _Node) -> None:
         super().__init__(left, right)
-        self.certain = left.certain | right.certain
-        left.kept = _Kept(self.shared)
+        left.kept = _empty(left.names)
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        kept = self.left.kept
-        assert kept is not None
-        out: set[Solution] = set()
-        for b in increments[1]:
-            items, count = kept.ending_before(b[0], b[1])
-            for i in range(count):
-                a = items[i]
-                if a[0].compatible(b[0]):
-                    out.add(_combine(a, b))
-        return out
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        b = increments[1]
+        a = self.left.every()
+        if not len(a) or not len(b):
+            return _empty(self.names)
+        a = a.take(np.flatnonzero(a.t2 < b.t1.max()))
+        li, ri = _pairs(a, b)
+        before = a.t2[li] < b.t1[ri]
+        return _combined(a, li[before], b, ri[before])
 
 
 class _Equals(_Binary):
-    """``EqJoin(Ψ, Ψ')`` (EQUALS): compatible pairs over one interval; both end at the
-    instant, so only the instant's solutions meet."""
+    """``EqJoin(Ψ, Ψ')`` (EQUALS): compatible pairs over one interval."""
 
-    def __init__(self, left: _Node, right: _Node) -> None:
-        super().__init__(left, right)
-        self.certain = left.certain | right.certain
-        self._keys = _Kept(self.shared)
-
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        out: set[Solution] = set()
-        for news, others in ((increments[0], self.right.now), (increments[1], self.left.now)):
-            if not news:
-                continue
-            table = _by_start(others, self._keys)
-            for a in news:
-                for b in table.get((a[1], self._keys.key(a[0])), ()):
-                    if a[0].compatible(b[0]):
-                        out.add(_combine(a, b))
-        return out
-
-
-def _by_start(
-    found: Iterable[Solution], keys: _Kept
-) -> dict[tuple[int, tuple[Term | None, ...]], list[Solution]]:
-    table: dict[tuple[int, tuple[Term | None, ...]], list[Solution]] = {}
-    for solution in found:
-        table.setdefault((solution[1], keys.key(solution[0])), []).append(solution)
-    return table
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        parts = []
+        for a, b in ((increments[0], self.right.now), (self.left.now, increments[1])):
+            if len(a) and len(b):
+                li, ri = _pairs(a, b, interval=True)
+                parts.append(_combined(a, li, b, ri))
+        return _union(parts, self.names)
 
 
 class _OptionalSeq(_Binary):
     """``SeqRightJoin(Ψ', Ψ, F)`` (``P' OPTIONALSEQ P``; ``left`` is the optional ``Ψ'``):
     ``Filter(F, SeqJoin(Ψ', Ψ))``, and each solution of ``Ψ`` with no compatible earlier
-    solution of ``Ψ'`` for which ``F`` holds under its own interval."""
+    solution of ``Ψ'`` for which ``F`` holds under its own interval (an anti-join)."""
 
     def __init__(self, left: _Node, right: _Node, condition: str | None) -> None:
         super().__init__(left, right)
-        self.certain = right.certain
         self.condition = condition
-        self.timed = condition is not None and timed(condition)
-        left.kept = _Kept(self.shared)
+        left.kept = _empty(left.names)
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        m = increments[1]
+        if not len(m):
+            return _empty(self.names)
+        o = self.left.every()
+        o = o.take(np.flatnonzero(o.t2 < m.t1.max()))
+        li, ri = _pairs(o, m)
+        before = o.t2[li] < m.t1[ri]
+        li, ri = li[before], ri[before]
+        joined = _combined(o, li, m, ri)
+        ev = query._expressions
+        keep = ev.holds(self.condition, joined, joined.t1, joined.t2)
+        if self.bound is not None:
+            # a join with an optional solution starting before the floor lasts longer
+            # than the WITHIN above allows: only the test for m alone reads those
+            keep &= o.t1[li] >= m.t2[ri] - self.bound
+        blocks = ev.holds(self.condition, joined, m.t1[ri], m.t2[ri])
+        alone = np.ones(len(m), bool)
+        alone[ri[blocks]] = False
+        return _union(
+            [joined.take(np.flatnonzero(keep)), m.take(np.flatnonzero(alone))], self.names
+        )
+
+    def compact(self, floor: int) -> None:
+        """Of the optional solutions starting before ``floor``, keep the earliest-ending
+        one per mapping: all the test for a mandatory solution alone reads of one too old
+        to join under WITHIN (its mapping, and that it ends before)."""
         kept = self.left.kept
-        assert kept is not None
-        out: set[Solution] = set()
-        condition, timed = self.condition, self.timed
-        for m in increments[1]:
-            # a join with an optional solution starting before floor lasts longer than
-            # the WITHIN above allows: only the test for m alone reads those
-            floor = None if self.bound is None else m[2] - self.bound
-            alone = True
-            items, count = kept.ending_before(m[0], m[1])
-            for i in range(count - 1, -1, -1):
-                o = items[i]
-                if not alone and floor is not None and o[2] < floor:
-                    break
-                if not o[0].compatible(m[0]):
-                    continue
-                joined = _combine(o, m)
-                if (floor is None or o[1] >= floor) and ev.holds(condition, timed, *joined):
-                    out.add(joined)
-                if alone and ev.holds(condition, timed, joined[0], m[1], m[2]):
-                    alone = False
-            if alone:
-                out.add(m)
-        return out
+        if kept is None or len(kept) < max(64, 2 * self.left._pruned):
+            return
+        old = np.flatnonzero(kept.t1 < floor)
+        names = sorted(kept.columns)
+        table = (
+            np.stack(
+                [*(kept.columns[n][old].astype(np.int64) for n in names), kept.t2[old]], axis=1
+            )
+            if names
+            else kept.t2[old].reshape(-1, 1)
+        )
+        order = np.lexsort(table.T[::-1])
+        ordered = table[order, :-1]
+        first = np.ones(len(order), bool)
+        first[1:] = (ordered[1:] != ordered[:-1]).any(axis=1) if ordered.shape[1] else False
+        rows = np.concatenate([old[order[first]], np.flatnonzero(kept.t1 >= floor)])
+        self.left.kept = kept.take(np.sort(rows))
+        self.left._pruned = len(self.left.kept)
 
 
 class _EqualsOptional(_Binary):
@@ -459,26 +612,18 @@ class _EqualsOptional(_Binary):
 
     def __init__(self, left: _Node, right: _Node, condition: str | None) -> None:
         super().__init__(left, right)
-        self.certain = left.certain
         self.condition = condition
-        self.timed = condition is not None and timed(condition)
-        self._keys = _Kept(self.shared)
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        out: set[Solution] = set()
-        table = _by_start(self.right.now, self._keys)
-        for m in self.left.now:
-            alone = True
-            for o in table.get((m[1], self._keys.key(m[0])), ()):
-                if not m[0].compatible(o[0]):
-                    continue
-                joined = _combine(m, o)
-                if ev.holds(self.condition, self.timed, joined[0], m[1], m[2]):
-                    out.add(joined)
-                    alone = False
-            if alone:
-                out.add(m)
-        return out
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        m, o = self.left.now, self.right.now
+        li, ri = _pairs(m, o, interval=True)
+        joined = _combined(m, li, o, ri)
+        keep = query._expressions.holds(self.condition, joined, joined.t1, joined.t2)
+        alone = np.ones(len(m), bool)
+        alone[li[keep]] = False
+        return _union(
+            [joined.take(np.flatnonzero(keep)), m.take(np.flatnonzero(alone))], self.names
+        )
 
 
 class _Unary(_Node):
@@ -486,7 +631,7 @@ class _Unary(_Node):
         super().__init__()
         self.child = child
         self.children = (child,)
-        self.certain = child.certain
+        self.names = child.names
 
 
 class _Filter(_Unary):
@@ -495,10 +640,11 @@ class _Filter(_Unary):
     def __init__(self, child: _Node, expression: str) -> None:
         super().__init__(child)
         self.expression = expression
-        self.timed = timed(expression)
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        return {s for s in increments[0] if ev.holds(self.expression, self.timed, *s)}
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        found = increments[0]
+        keep = query._expressions.holds(self.expression, found, found.t1, found.t2)
+        return found.take(np.flatnonzero(keep))
 
 
 class _Within(_Unary):
@@ -508,27 +654,25 @@ class _Within(_Unary):
         super().__init__(child)
         self.duration = duration
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        return {s for s in increments[0] if s[2] - s[1] <= self.duration}
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        found = increments[0]
+        return found.take(np.flatnonzero(found.t2 - found.t1 <= self.duration))
 
 
 class _SubSelect(_Unary):
     """``Project(Extend(Ψ, v, e)…, V)`` of a sub-select (SPARQL 1.1 sec. 18.2.1; query
     (5)): each solution extended by the expressions, restricted to the projection, over
-    its own interval (the oracle's ``sub_select``). The variables it always binds are the
-    projected ones its operand always binds (an expression may err)."""
+    its own interval (the oracle's ``sub_select``)."""
 
     def __init__(self, child: _Node, node: SubSelect) -> None:
         super().__init__(child)
         self.projection = node.projection
         self.expressions = node.expressions
-        self.certain = child.certain & frozenset(node.projection)
+        self.names = tuple(sorted(set(node.projection)))
 
-    def compute(self, increments: list[set[Solution]], ev: _Evaluator) -> set[Solution]:
-        return {
-            (ev.extend(mu, self.expressions).project(self.projection), t1, t2)
-            for mu, t1, t2 in increments[0]
-        }
+    def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
+        found = query._expressions.extend(increments[0], self.expressions)
+        return _aligned(found, self.names)
 
 
 def _tree(pattern: EventPattern) -> _Node:
@@ -570,7 +714,7 @@ def _annotate(node: _Node, bound: int | None) -> bool:
     return reset
 
 
-# CONSTRUCT rules --------------------------------------------------------------------------
+# The graph pattern beside -------------------------------------------------------------------
 
 
 def _root(plan: Plan) -> EventPattern:
@@ -631,14 +775,6 @@ def _joined(answers: Iterable[Solution], beside: list[Mu]) -> list[Solution]:
     ]
 
 
-def _derive(index: int, template: TriplePatterns, solution: Solution) -> list[Occurrence]:
-    """``μ(P_q)`` over the solution's interval if ``μ`` binds every variable of ``P_q``
-    (the Q-closure's conditions (1)-(2)); a blank node of ``P_q`` is one skolem blank node
-    per rule and solution, labelled as the oracle labels it."""
-    m, t1, t2 = solution
-    return [Occurrence(triple, t1, t2) for triple in derived_triples(index, template, m, t1, t2)]
-
-
 # The query ----------------------------------------------------------------------------------
 
 
@@ -668,7 +804,7 @@ class EpsparqlQuery(InstantQuery):
         self.beside = _beside(plan, sources)
         """The solutions of the graph pattern beside the event pattern, or None."""
         self._answer: list[Solution] = []
-        """Every solution so far, kept when the graphs beside change (:meth:`_instant`)."""
+        """Every solution so far, kept when the graphs beside change."""
         self.rules: tuple[Rule, ...] = plan.closure_rules
         self.templates = tuple(
             TriplePatterns.parse("{ " + r.template + " }", "a CONSTRUCT template")
@@ -694,33 +830,41 @@ class EpsparqlQuery(InstantQuery):
                     self._sources[node.source] = wider
         if self.rules and None not in self._sources:
             self._sources[None] = 0  # derived occurrences no pattern reads
-        self.indexes: dict[str | None, OccurrenceIndex] = {}
+        self.terms = TermDictionary()
+        """The term ids of the occurrences and solutions."""
+        self.occurrences = {source: _Occurrences() for source in self._sources}
+        self._keys = _Keys()
+        self._queue: list[tuple[int, list[Event]]] = []
+        self._one_by_one = bool(self.rules) and any(
+            isinstance(node, _OptionalSeq | _EqualsOptional)
+            for tree in self.trees
+            for node in tree.walk()
+        )
+        """Whether instants are evaluated one after the other (:meth:`_run`): with rules
+        that are not monotone. Monotone rules have one least fixpoint over many instants,
+        each solution and derivation ending at its own instant (timewise monotonicity)."""
+        self._queued = 0
         self._prepare()
 
     def _prepare(self) -> None:
-        """What is rebuilt rather than pickled: the expression evaluator (pyoxigraph) and
-        the indexes' literal forms."""
-        self._ev = _Evaluator()
-        forms = self._ev.forms
-        for source in self._sources:
-            index = self.indexes.get(source)
-            if index is None:
-                self.indexes[source] = OccurrenceIndex(forms)
-            else:
-                index.forms = forms
-        for tree in self.trees:
-            for node in tree.walk():
-                if isinstance(node, _Bgp):
-                    node.index = self.indexes[node.source]
+        """What is rebuilt rather than pickled: the expression evaluator (pyoxigraph)."""
+        self._expressions = _Expressions(self.terms)
+        self._decoded: dict[int, Term] = {}
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
-        state.pop("_ev")
+        state.pop("_expressions")
+        state.pop("_decoded")
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._prepare()
+
+    @property
+    def exact_filters(self) -> int:
+        """Bindings a FILTER was evaluated on exactly (no program, or undecided)."""
+        return self._expressions.exact
 
     # IncrementalQuery --------------------------------------------------------------------
 
@@ -734,109 +878,307 @@ class EpsparqlQuery(InstantQuery):
         for event in events:
             self._check_order(event)
             out += self._hold(event)
-        return out
+            if self._queued >= _EVENTS_AT_ONCE:
+                out += self._run()
+        return out + self._run()
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``: the pending instant, if at or before ``t``, is
         final."""
         self._check_open()
-        return self._release(t)
+        return self._release(t) + self._run()
 
     def finish(self, until: int | None = None) -> list[Result]:
         """End of input: the last instant's answers (none after ``until``)."""
         self._check_open()
-        out = self._flush()
+        out = self._flush() + self._run()
         self._finished = True
         return [r for r in out if until is None or r.time <= until]
 
     # Instants ----------------------------------------------------------------------------
 
     def _instant(self, t: int, events: list[Event]) -> list[Result]:
-        """One instant ``T``: its occurrences enter the stream, every tree computes its
-        solutions ending at ``T``, the rules' derivations re-enter until none is new
-        (``clos_Q``), and the root's solutions are the answers at ``T``."""
-        self._prune(t)
-        ev = self._ev
+        """Queue a complete instant: the queue is evaluated at once (:meth:`_run`)."""
+        self._queue.append((t, events))
+        self._queued += len(events)
+        return []
+
+    def _run(self) -> list[Result]:
+        """Evaluate the queued instants at once; one after the other (each to its
+        Q-closure) when a CONSTRUCT rule's pattern is not monotone (an anti-join decides
+        on what an instant's later rounds derive)."""
+        queue, self._queue, self._queued = self._queue, [], 0
+        if not queue:
+            return []
+        if self._one_by_one:
+            out: list[Result] = []
+            for t, events in queue:
+                out += self._evaluate([t], events)
+            return out
+        return self._evaluate([t for t, _ in queue], [e for _, events in queue for e in events])
+
+    def _evaluate(self, times: list[int], events: list[Event]) -> list[Result]:
+        """The instants ``times`` (increasing), whose events are ``events``: their
+        occurrences enter the stream, every tree computes its solutions ending at them, the
+        rules' derivations re-enter until none is new (``clos_Q``, one instant), and the
+        root's solutions are the answers at each instant."""
+        first = times[0]
+        self._prune(first)
+        rows, stream = self._occurrence_rows(events)
         fresh: Fresh = {}
-        for source, index in self.indexes.items():
-            found = (
-                Occurrence(triple, e.t_start, e.t_end)
-                for e in events
-                if source is None or e.stream == source
-                for triple in e.graph
-            )
-            fresh[source] = index.add(found)
-            self._check_size(source, t)
+        for source, table in self.occurrences.items():
+            fresh[source] = table.add(rows if source is None else rows[stream == source])
+            self._check_size(source, times)
         for tree in self.trees:
             for node in tree.walk():
-                node.now = set()
+                node.begin()
         while True:
-            increments = {id(tree): tree.update(fresh, ev) for tree in self.trees}
+            increments = {id(tree): tree.update(self, fresh) for tree in self.trees}
             for tree in self.trees:
-                if len(tree.now) > self.max_runs:
-                    raise UserError(
-                        f"the pattern has {len(tree.now)} solutions at {t}, more than "
-                        f"max_runs = {self.max_runs} (EP-SPARQL keeps every combination of "
-                        "occurrences)"
-                    )
+                self._check_runs(tree.now)
             if not self.rules:
                 break
-            derived: list[Occurrence] = []
-            for number, (template, tree) in enumerate(
-                zip(self.templates, self.rule_trees, strict=True)
-            ):
-                for solution in increments[id(tree)]:
-                    derived += _derive(number, template, solution)
-            merged = self.indexes[None]
-            fresh = {None: merged.add(derived)}
-            if not fresh[None]:
+            derived = self._derive(increments)
+            fresh = {None: self.occurrences[None].add(derived)}
+            if fresh[None][0] == fresh[None][1]:
                 break
-            self._check_size(None, t)
-        answers = list(self.root.now)
+            self._check_size(None, times)
+        answers = self.root.now
         for tree in self.trees:
             for node in tree.walk():
-                node.commit(self.max_runs)
-        if self.beside is None:
-            out = self.output.instant(t, answers, ev.matcher)
-        elif self.beside.changes:  # the graphs change: the whole answer joined again
-            self._answer += answers
-            if len(self._answer) > self.max_events:
-                raise UserError(
-                    f"the pattern's whole answer is kept (a graph beside it changes) and "
-                    f"holds {len(self._answer)} solutions at {t}, more than "
-                    f"max_window_events = {self.max_events}"
-                )
-            out = self.output.whole(t, _joined(self._answer, self.beside.at(t)), ev.matcher)
-        else:
-            out = self.output.instant(t, _joined(answers, self.beside.at(t)), ev.matcher)
-        self.output.forget(t + 1)
+                node.commit(self.max_runs, None if node.bound is None else times[-1] - node.bound)
+        return self._report(times, answers)
+
+    def _occurrence_rows(self, events: list[Event]) -> tuple[np.ndarray, np.ndarray]:
+        """The events' triple occurrences as rows ``(s, p, o, t, t')`` of term ids, and each
+        one's stream."""
+        texts: list[str] = []
+        t1: list[int] = []
+        t2: list[int] = []
+        stream: list[str] = []
+        for e in events:
+            for triple in e.graph:
+                texts += (str(triple.subject), str(triple.predicate), _node_text(triple.object))
+                t1.append(e.t_start)
+                t2.append(e.t_end)
+                stream.append(e.stream)
+        ids = self.terms.encode(texts).astype(np.int64).reshape(-1, 3)
+        rows = np.concatenate(
+            [ids, np.array(t1, np.int64).reshape(-1, 1), np.array(t2, np.int64).reshape(-1, 1)],
+            axis=1,
+        )
+        return rows, np.array(stream, object)
+
+    def _derive(self, increments: Mapping[int, Mappings]) -> np.ndarray:
+        """``μ(P_q)`` over each new solution's interval of each rule whose ``μ`` binds every
+        variable of ``P_q`` (the Q-closure's conditions (1)-(2)), as occurrence rows."""
+        texts: list[str] = []
+        t1: list[int] = []
+        t2: list[int] = []
+        for number, (template, tree) in enumerate(
+            zip(self.templates, self.rule_trees, strict=True)
+        ):
+            for mu, a, b in self._answers(increments[id(tree)]):
+                for triple in derived_triples(number, template, mu, a, b):
+                    texts += (str(triple.subject), str(triple.predicate), _node_text(triple.object))
+                    t1.append(a)
+                    t2.append(b)
+        ids = self.terms.encode(texts).astype(np.int64).reshape(-1, 3)
+        return np.concatenate(
+            [ids, np.array(t1, np.int64).reshape(-1, 1), np.array(t2, np.int64).reshape(-1, 1)],
+            axis=1,
+        )
+
+    def _answers(self, found: Mappings) -> list[Solution]:
+        """The solutions as ``⟨μ, tα, tω⟩`` of terms."""
+        names = sorted(found.columns)
+        columns = [found.columns[n].tolist() for n in names]
+        terms = self._decoded
+        if names and len(found):
+            ids = np.unique(np.concatenate([found.columns[n] for n in names]))
+            new = [i for i in ids.tolist() if i != UNBOUND and i not in terms]
+            if new:
+                if len(terms) > _MEMO_LIMIT:
+                    terms.clear()
+                    new = [i for i in ids.tolist() if i != UNBOUND]
+                terms.update(zip(new, self.terms.nodes(np.asarray(new)), strict=True))  # type: ignore[arg-type]
+        rows = zip(*columns, strict=True) if names else ((),) * len(found)
+        return [
+            (Mu({n: terms[i] for n, i in zip(names, ids, strict=True) if i != UNBOUND}), a, b)
+            for ids, a, b in zip(rows, found.t1.tolist(), found.t2.tolist(), strict=True)
+        ]
+
+    def _report(self, times: list[int], answers: Mappings) -> list[Result]:
+        """The results at each instant of ``times``, given the root's solutions ending at
+        them."""
+        order = np.argsort(answers.t2, kind="stable")
+        ends = answers.t2[order]
+        decoded = self._answers(answers.take(order))
+        bounds = [*np.searchsorted(ends, times, "left").tolist(), len(decoded)]
+        ev = self._expressions
+        out: list[Result] = []
+        for k, t in enumerate(times):
+            found = decoded[bounds[k] : bounds[k + 1]]
+            if self.beside is None:
+                out += self.output.instant(t, found, ev.matcher)
+            elif self.beside.changes:  # the graphs change: the whole answer joined again
+                self._answer += found
+                if len(self._answer) > self.max_events:
+                    raise UserError(
+                        f"the pattern's whole answer is kept (a graph beside it changes) and "
+                        f"holds {len(self._answer)} solutions at {t}, more than "
+                        f"max_window_events = {self.max_events}"
+                    )
+                out += self.output.whole(t, _joined(self._answer, self.beside.at(t)), ev.matcher)
+            else:
+                out += self.output.instant(t, _joined(found, self.beside.at(t)), ev.matcher)
+            self.output.forget(t + 1)
         return out
 
-    def _check_size(self, source: str | None, t: int) -> None:
-        """``max_window_events`` bounds the occurrences kept of each stream (after
-        dropping those WITHIN makes useless)."""
-        index = self.indexes[source]
-        if len(index) <= self.max_events:
+    def _check_runs(self, found: Mappings) -> None:
+        """``max_runs`` bounds a pattern's solutions at one instant."""
+        if len(found) <= self.max_runs:
             return
+        ends, counts = np.unique(found.t2, return_counts=True)
+        if counts.max() > self.max_runs:
+            raise UserError(
+                f"the pattern has {int(counts.max())} solutions at {int(ends[counts.argmax()])}, "
+                f"more than max_runs = {self.max_runs} (EP-SPARQL keeps every combination of "
+                "occurrences)"
+            )
+
+    def _check_size(self, source: str | None, times: Sequence[int]) -> None:
+        """``max_window_events`` bounds the occurrences kept of each stream at each
+        instant, after dropping those WITHIN makes useless (those starting more than its
+        bound before the instant)."""
+        table = self.occurrences[source]
+        if len(table) <= self.max_events:
+            return
+        at = np.asarray(times, np.int64)
+        held = np.searchsorted(np.sort(table.t2), at, "right")
         bound = self._sources[source]
         if bound is not None:
-            index.keep(t - bound, force=True)
-        if len(index) > self.max_events:
+            gone = np.maximum(table.t2, table.t1 + bound + 1)
+            held = held - np.searchsorted(np.sort(gone), at, "right")
+        over = np.flatnonzero(held > self.max_events)
+        if len(over):
+            k = int(over[0])
             raise UserError(
-                f"the stream (with its Q-closure) holds {len(index)} triple occurrences at "
-                f"{t}, more than max_window_events = {self.max_events}: bound the pattern "
-                "with WITHIN, or a CONSTRUCT rule derives without end"
+                f"the stream (with its Q-closure) holds {int(held[k])} triple occurrences at "
+                f"{int(at[k])}, more than max_window_events = {self.max_events}: bound the "
+                "pattern with WITHIN, or a CONSTRUCT rule derives without end"
             )
 
     def _prune(self, t: int) -> None:
         """Drop what only solutions lasting longer than their WITHIN could use."""
         for source, bound in self._sources.items():
             if bound is not None:
-                self.indexes[source].keep(t - bound)
+                self.occurrences[source].keep(t - bound)
         for tree in self.trees:
             for node in tree.walk():
-                if node.kept is not None and node.bound is not None:
-                    node.kept.prune(t - node.bound)
+                if node.bound is not None:
+                    node.prune(t - node.bound)
                 if isinstance(node, _OptionalSeq) and node.bound is not None:
-                    assert node.left.kept is not None
-                    node.left.kept.compact(t - node.bound)
+                    node.compact(t - node.bound)
+
+    # BGP over the occurrences ---------------------------------------------------------------
+
+    def _bgp(self, patterns: TriplePatterns, table: _Occurrences, lo: int, hi: int) -> Mappings:
+        """The solutions of ``BGP(P)`` (Sect. 4.2) over ``table``'s rows before ``hi`` that
+        choose at least one of rows ``[lo, hi)``: for the first pattern that takes a new
+        occurrence, the patterns before it take old ones and those after it any.
+        ``⟨μ, min tᵢ, max t'ᵢ⟩``; ``μ(P)`` is a set, so two patterns that ``μ`` makes one
+        triple take one occurrence of it; ``μ`` binds the data's term of the first pattern
+        binding a variable, matching compares literals by stored form."""
+        triples = patterns.triples
+        names = sorted(patterns.variables)
+        forms = self._expressions.forms
+        ids = (table.s[:hi], table.p[:hi], table.o[:hi])
+        keys = tuple(self._keys.of(c, self.terms, forms) for c in ids)
+        chosen: list[np.ndarray] = []
+        for pattern in triples:
+            mask = np.ones(hi, bool)
+            seen: dict[str, int] = {}
+            for k, slot in enumerate(pattern):
+                if isinstance(slot, Variable):
+                    if slot.name in seen:
+                        mask &= keys[k] == keys[seen[slot.name]]
+                    else:
+                        seen[slot.name] = k
+                else:
+                    constant = self.terms.intern(_node_text(slot))
+                    key = self._keys.of(np.array([constant]), self.terms, forms)[0]
+                    mask &= keys[k] == key
+            chosen.append(np.flatnonzero(mask))
+        parts: list[list[np.ndarray]] = []
+        for first in range(len(triples)):
+            pools = [
+                rows[rows < lo] if j < first else rows[rows >= lo] if j == first else rows
+                for j, rows in enumerate(chosen)
+            ]
+            if all(len(p) for p in pools):
+                parts.append(self._choices(triples, pools, first, ids, keys))
+        if not parts:
+            return _empty(names)
+        picked = [np.concatenate([p[j] for p in parts]) for j in range(len(triples))]
+        columns: dict[str, np.ndarray] = {}
+        for j, pattern in enumerate(triples):
+            for k, slot in enumerate(pattern):
+                if isinstance(slot, Variable) and slot.distinguished and slot.name not in columns:
+                    columns[slot.name] = ids[k][picked[j]]
+        t1 = np.min([table.t1[p] for p in picked], axis=0)
+        t2 = np.max([table.t2[p] for p in picked], axis=0)
+        return _solutions(t1, t2, {n: columns[n] for n in names}).distinct()
+
+    @staticmethod
+    def _choices(
+        triples: Sequence[tuple[object, object, object]],
+        pools: list[np.ndarray],
+        first: int,
+        ids: tuple[np.ndarray, np.ndarray, np.ndarray],
+        keys: tuple[np.ndarray, ...],
+    ) -> list[np.ndarray]:
+        """Every choice of one row of each pool that agrees on the variables (by key) and
+        takes one occurrence per triple: the chosen rows per pattern."""
+        order = [first]
+        rest = [j for j in range(len(triples)) if j != first]
+        bound: dict[str, tuple[int, int]] = {}  # variable -> (pattern, position)
+
+        def variables(j: int) -> dict[str, int]:
+            out: dict[str, int] = {}
+            for k, slot in enumerate(triples[j]):
+                if isinstance(slot, Variable):
+                    out.setdefault(slot.name, k)
+            return out
+
+        for name, k in variables(first).items():
+            bound[name] = (first, k)
+        rows: dict[int, np.ndarray] = {first: pools[first]}
+        while rest:
+            sharing = [j for j in rest if variables(j).keys() & bound.keys()]
+            j = min(sharing or rest, key=lambda i: len(pools[i]))
+            rest.remove(j)
+            mine = variables(j)
+            shared = [n for n in mine if n in bound]
+            if shared:
+                left, right = join_keys(
+                    [keys[bound[n][1]][rows[bound[n][0]]] for n in shared],
+                    [keys[mine[n]][pools[j]] for n in shared],
+                )
+                li, ri = equal_pairs(left, right)
+            else:
+                count = len(next(iter(rows.values())))
+                li = np.repeat(np.arange(count), len(pools[j]))
+                ri = np.tile(np.arange(len(pools[j])), count)
+            rows = {i: r[li] for i, r in rows.items()}
+            new = pools[j][ri]
+            ok = np.ones(len(new), bool)
+            for r in rows.values():  # μ(P) is a set: one occurrence per triple
+                same = (ids[0][r] == ids[0][new]) & (ids[1][r] == ids[1][new])
+                ok &= ~(same & (ids[2][r] == ids[2][new]) & (r != new))
+            rows = {i: r[ok] for i, r in rows.items()}
+            rows[j] = new[ok]
+            order.append(j)
+            for name, k in mine.items():
+                bound.setdefault(name, (j, k))
+        return [rows[j] for j in range(len(triples))]

@@ -25,6 +25,7 @@ __all__ = [
     "WHOLE",
     "Mappings",
     "compatible_pairs",
+    "concatenated",
     "distinct_rows",
     "dominant",
     "in_rows",
@@ -103,6 +104,23 @@ def joined_leaves(left: Leaves, li: np.ndarray, right: Leaves, ri: np.ndarray) -
     """The leaves of rows joined from ``left``'s ``li`` and ``right``'s ``ri``: both's."""
     a, b = carried(left, li), carried(right, ri)
     return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+
+
+def concatenated(a: Mappings, b: Mappings) -> Mappings:
+    """The mappings of ``a`` then those of ``b`` (same columns), with their leaves."""
+    leaves = None
+    if a.leaves is not None and b.leaves is not None:
+        leaves = (
+            np.concatenate([a.leaves[0], b.leaves[0] + len(a)]),
+            np.concatenate([a.leaves[1], b.leaves[1]]),
+        )
+    return Mappings(
+        np.concatenate([a.context, b.context]),
+        np.concatenate([a.t1, b.t1]),
+        np.concatenate([a.t2, b.t2]),
+        {n: np.concatenate([a.columns[n], b.columns[n]]) for n in a.columns},
+        leaves,
+    )
 
 
 def _masks(columns: Sequence[np.ndarray], n: int) -> np.ndarray:

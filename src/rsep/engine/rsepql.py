@@ -67,6 +67,7 @@ from rsep.engine.event_operators import (
     WHOLE,
     Mappings,
     compatible_pairs,
+    concatenated,
     distinct_rows,
     dominant,
     in_rows,
@@ -738,7 +739,7 @@ class _Scope:
         bound = {n: contexts.columns[n] for n in names}
         found = Mappings(li, time, time, merged(bound, li, table.columns, ri), leaves)
         if substituted.any():
-            found = _concatenated(found, self._substituted(event, contexts, substituted))
+            found = concatenated(found, self._substituted(event, contexts, substituted))
         return found.distinct()
 
     def _substituted(self, event: Event, contexts: _Contexts, chosen: np.ndarray) -> Mappings:
@@ -915,23 +916,6 @@ def _triples(dictionary: TermDictionary, inputs: np.ndarray) -> frozenset[Triple
     """The triples of inputs ``(time, s, p, o)`` (a graph consumption left, Eq. (12))."""
     nodes = dictionary.nodes(inputs[:, 1:].reshape(-1))
     return frozenset(Triple(*nodes[k : k + 3]) for k in range(0, len(nodes), 3))  # type: ignore[arg-type]
-
-
-def _concatenated(a: Mappings, b: Mappings) -> Mappings:
-    """The mappings of ``a`` then those of ``b``, with their leaves."""
-    leaves = None
-    if a.leaves is not None and b.leaves is not None:
-        leaves = (
-            np.concatenate([a.leaves[0], b.leaves[0] + len(a)]),
-            np.concatenate([a.leaves[1], b.leaves[1]]),
-        )
-    return Mappings(
-        np.concatenate([a.context, b.context]),
-        np.concatenate([a.t1, b.t1]),
-        np.concatenate([a.t2, b.t2]),
-        {n: np.concatenate([a.columns[n], b.columns[n]]) for n in a.columns},
-        leaves,
-    )
 
 
 def _pick(found: Mappings, *, latest: bool) -> Mappings:
