@@ -507,6 +507,48 @@ def test_filters_are_evaluated_in_columns(monkeypatch: pytest.MonkeyPatch) -> No
     assert query.exact_filters == 5  # type: ignore[attr-defined]
 
 
+def _items(*items: tuple[int, str, str, object]) -> list[Event]:
+    """One event per ``(second, s, p, o)``."""
+    return events_of(paper.stream_of(paper.occ(s, p, o, t, t) for t, s, p, o in items))
+
+
+def test_a_closure_over_many_instants_pairs_a_later_round_with_an_earlier_solution() -> None:
+    """Instants evaluated at once (a monotone Q-closure): the rule derives ``:a :d 1`` at
+    1 s in the second round, after SEQ's right solution at 2 s was found in the first; SEQ
+    still pairs them, as evaluating 1 s then 2 s does. Inside a rule, the chained
+    derivation is not lost either (a review's case)."""
+    rule = paper.compiled("CONSTRUCT { ?x :d ?y } WHERE { ?x :p ?y }")
+    events = _items((1, ":a", ":p", 1), (2, ":a", ":q", 2), (3, ":b", ":z", 2))
+    plan = with_rules(paper.compiled("SELECT * WHERE { ?x :d ?y } SEQ { ?x :q ?z }"), [rule])
+    assert len(same(plan, events)) == 1
+    chained = paper.compiled("CONSTRUCT { ?x :e ?z } WHERE { ?x :d ?y } SEQ { ?x :q ?z }")
+    plan = with_rules(paper.compiled("SELECT * WHERE { ?x :e ?z }"), [rule, chained])
+    assert len(same(plan, events)) == 1
+
+
+def test_one_expression_over_other_variables_is_evaluated_for_each() -> None:
+    """The same FILTER text in two UNION branches binding other variables (evaluated
+    exactly: COALESCE has no program) is remembered per variable, not per ids alone."""
+    plan = paper.compiled(
+        "SELECT * WHERE { { ?x :p ?y FILTER(COALESCE(?y, :z) = :a || COALESCE(?w, :z) = :b) } "
+        "UNION { ?x :q ?w FILTER(COALESCE(?y, :z) = :a || COALESCE(?w, :z) = :b) } }"
+    )
+    events = _items((1, ":a", ":p", ":a"), (1, ":a", ":q", ":a"), (2, ":a", ":q", ":b"))
+    assert len(same(plan, events)) == 2
+
+
+def test_max_runs_counts_what_an_optional_side_keeps_after_compaction() -> None:
+    """OPTIONALSEQ's optional side under WITHIN keeps one old solution per mapping: a push
+    of 300 optional solutions stays under ``max_runs = 100`` however it is pushed (the
+    oracle, which holds the whole stream's solutions, answers without the limit)."""
+    plan = paper.compiled("SELECT * WHERE { { ?c :opt ?v } OPTIONALSEQ { ?c :m ?w } } WITHIN 2")
+    events = _items(*((t, ":c", ":opt", 1) for t in range(300)), (300, ":c", ":m", 5))
+    expected = oracle(plan, events)
+    assert len(expected) == 2
+    for driver in BATCHES:
+        assert engine(_with(plan, max_runs=100), events, driver) == expected, driver
+
+
 def test_pickling_mid_stream_gives_the_same_results() -> None:
     events = events_of(paper.fixture("stock.trig"))
     for name in ("query1.epsparql", "query3.epsparql"):

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,10 +71,11 @@ from rsep.algebra.events import (
 from rsep.algebra.gpm import group_of, inner_group
 from rsep.algebra.occurrences import TriplePatterns, Variable, derived_triples, sigma, timed
 from rsep.algebra.passes import apply_profile
-from rsep.algebra.plan import EventJoin, Plan, Rule, SubSelect
+from rsep.algebra.plan import Construct, EventJoin, Plan, Rule, SubSelect
 from rsep.engine.batch import _node_text
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import InstantDataset, TimeVarying, background_source
+from rsep.engine.dataset import spans_of
 from rsep.engine.event_operators import (
     UNBOUND,
     Mappings,
@@ -88,7 +89,7 @@ from rsep.engine.expression import Program, compile_filter, evaluate_rows
 from rsep.engine.pattern import equal_pairs, join_keys
 from rsep.engine.projection import Output
 from rsep.engine.query import InstantQuery
-from rsep.engine.terms import KIND_LITERAL, TermDictionary
+from rsep.engine.terms import KIND_IRI, KIND_LITERAL, TermDictionary
 from rsep.errors import UserError
 from rsep.lang import ast
 from rsep.rdf.event import Event
@@ -111,6 +112,9 @@ stream with the derived occurrences)."""
 _MEMO_LIMIT = 200_000
 _EVENTS_AT_ONCE = 1 << 14
 """Complete instants' events evaluated in one call at most (memory of a long push)."""
+_CHUNK = 256
+"""New occurrences a BGP under WITHIN takes at a time (the pairs of a whole push would
+grow with its square)."""
 _VARIABLE = re.compile(r"[?$]([A-Za-z_0-9]+)")
 
 
@@ -172,6 +176,57 @@ def _pairs(a: Mappings, b: Mappings, *, interval: bool = False) -> tuple[np.ndar
     )
 
 
+def _before_pairs(a: Mappings, b: Mappings, bound: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The compatible pairs of ``a`` and ``b`` with ``a`` ending before ``b`` starts
+    (``tω < t'α``, SEQ) and, with ``bound``, lasting together at most ``bound``: a band
+    join, each ``b`` meeting the ``a`` of its key in a range of end times (sorted, found
+    by bisection) when the shared variables are bound in every row; else every compatible
+    pair, filtered."""
+    if not len(a) or not len(b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    shared = sorted(a.columns.keys() & b.columns.keys())
+    useful = a.t2 < b.t1.max()
+    if bound is not None:
+        useful &= a.t1 >= b.t2.min() - bound
+    rows = np.flatnonzero(useful)
+    left = [a.columns[n][rows] for n in shared]
+    right = [b.columns[n] for n in shared]
+    if all((c != UNBOUND).all() for c in (*left, *right)):
+        lk, rk = (
+            join_keys(left, right)
+            if shared
+            else (np.zeros(len(rows), np.int64), np.zeros(len(b), np.int64))
+        )
+        ends = a.t2[rows]
+        order = np.lexsort((ends, lk))
+        lk, ends = lk[order], ends[order]
+        keys = np.concatenate([lk, rk])
+        _, rank = np.unique(keys, return_inverse=True)
+        rank = rank.reshape(-1).astype(np.int64)
+        floor = b.t2 - bound if bound is not None else np.full(len(b), np.iinfo(np.int64).min)
+        low = int(min(ends.min(initial=0), floor.min(), b.t1.min()))
+        span = int(max(ends.max(initial=0), b.t1.max())) - low + 2
+        if span * (int(rank.max(initial=0)) + 2) < 2**62:
+            here = rank[: len(lk)] * span + (ends - low)
+            theirs = rank[len(lk) :] * span
+            start = np.searchsorted(here, theirs + np.maximum(floor, low) - low, "left")
+            stop = np.searchsorted(here, theirs + (b.t1 - low), "left")
+            stop = np.maximum(stop, start)
+            li = order[spans_of(start, stop)]
+            ri = np.repeat(np.arange(len(b)), stop - start)
+            li = rows[li]
+            if bound is not None:
+                keep = b.t2[ri] - a.t1[li] <= bound
+                li, ri = li[keep], ri[keep]
+            return li, ri
+    li, ri = _pairs(a.take(rows), b)
+    li = rows[li]
+    keep = a.t2[li] < b.t1[ri]
+    if bound is not None:
+        keep &= b.t2[ri] - a.t1[li] <= bound
+    return li[keep], ri[keep]
+
+
 def _combined(a: Mappings, li: np.ndarray, b: Mappings, ri: np.ndarray) -> Mappings:
     """``⟨μ ∪ μ', min(tα, t'α), max(tω, t'ω)⟩`` of each pair (Sect. 4.2)."""
     return _solutions(
@@ -195,8 +250,8 @@ class _Expressions:
         self.matcher = GraphMatcher()
         self.patterns = GroupMatcher(self.matcher)
         self._programs: dict[tuple[str, tuple[str, ...]], Program | None] = {}
-        self._holds: dict[tuple[str, tuple[int, ...]], bool] = {}
-        self._values: dict[tuple[str, tuple[int, ...]], int] = {}
+        self._holds: dict[tuple[str, tuple[str, ...], tuple[int, ...]], bool] = {}
+        self._values: dict[tuple[str, tuple[str, ...], tuple[int, ...]], int] = {}
         self.exact = 0
         """Bindings a FILTER was evaluated on exactly (no program, or it could not decide)."""
 
@@ -259,12 +314,12 @@ class _Expressions:
         out = np.empty(len(keys), bool)
         for k, key in enumerate(keys.tolist()):
             text = sigma(expression, key[-2], key[-1]) if is_timed else expression
-            memo = (text, tuple(key[: len(used)]))
+            memo = (text, tuple(used), tuple(key[: len(used)]))
             known = self._holds.get(memo)
             if known is None:
                 if len(self._holds) > _MEMO_LIMIT:
                     self._holds.clear()
-                known = self._holds[memo] = self.patterns.holds(text, self._mu(used, memo[1]))
+                known = self._holds[memo] = self.patterns.holds(text, self._mu(used, memo[2]))
                 self.exact += 1
             out[k] = known
         if verdict is None:
@@ -291,7 +346,7 @@ class _Expressions:
                 keys, inverse = np.zeros((1 if n else 0, 0), np.int64), np.zeros(n, np.int64)
             values = np.empty(len(keys), np.int32)
             for k, key in enumerate(keys.tolist()):
-                memo = (expression, tuple(key))
+                memo = (expression, tuple(used), tuple(key))
                 known = self._values.get(memo)
                 if known is None:
                     if len(self._values) > _MEMO_LIMIT:
@@ -313,13 +368,14 @@ class _Expressions:
 
 class _Occurrences:
     """The occurrences ``⟨⟨s, p, o⟩, t, t'⟩`` of one stream that may still be used, as
-    columns of term ids (a set: each once), with each term's match key: a literal's stored
-    form (as pyoxigraph matches constants), any other term itself."""
+    columns of term ids (a set: each once), with each term's match key (``keys``: a
+    literal's stored form, as pyoxigraph matches constants; any other term itself)."""
 
     def __init__(self) -> None:
         self.s = np.zeros(0, np.int32)
         self.p = np.zeros(0, np.int32)
         self.o = np.zeros(0, np.int32)
+        self.keys = np.zeros((0, 3), np.int32)
         self.t1 = np.zeros(0, np.int64)
         self.t2 = np.zeros(0, np.int64)
         self._kept = 0
@@ -327,20 +383,25 @@ class _Occurrences:
     def __len__(self) -> int:
         return len(self.t1)
 
-    def table(self) -> np.ndarray:
-        return np.stack([self.s.astype(np.int64), self.p, self.o, self.t1, self.t2], axis=1)
-
-    def add(self, rows: np.ndarray) -> tuple[int, int]:
+    def add(self, rows: np.ndarray, key: Callable[[np.ndarray], np.ndarray]) -> tuple[int, int]:
         """Add the occurrences ``(s, p, o, t, t')`` of ``rows`` not held yet (``S`` is a
-        set); the rows they now fill."""
+        set; one held can only be equal if it ends as late); the rows they now fill."""
         lo = len(self)
         if len(rows):
             rows = distinct_rows(rows)[0]
-            rows = rows[~in_rows(rows, self.table())] if lo else rows
+            late = np.flatnonzero(self.t2 >= rows[:, 4].min())
+            if len(late):
+                held = np.stack(
+                    [self.s[late], self.p[late], self.o[late], self.t1[late], self.t2[late]],
+                    axis=1,
+                ).astype(np.int64)
+                rows = rows[~in_rows(rows, held)]
         if len(rows):
-            self.s = np.concatenate([self.s, rows[:, 0].astype(np.int32)])
-            self.p = np.concatenate([self.p, rows[:, 1].astype(np.int32)])
-            self.o = np.concatenate([self.o, rows[:, 2].astype(np.int32)])
+            spo = rows[:, :3].astype(np.int32)
+            self.s = np.concatenate([self.s, spo[:, 0]])
+            self.p = np.concatenate([self.p, spo[:, 1]])
+            self.o = np.concatenate([self.o, spo[:, 2]])
+            self.keys = np.concatenate([self.keys, key(spo.reshape(-1)).reshape(-1, 3)])
             self.t1 = np.concatenate([self.t1, rows[:, 3]])
             self.t2 = np.concatenate([self.t2, rows[:, 4]])
         return lo, len(self)
@@ -352,7 +413,7 @@ class _Occurrences:
             return
         rows = np.flatnonzero(self.t1 >= floor)
         self.s, self.p, self.o = self.s[rows], self.p[rows], self.o[rows]
-        self.t1, self.t2 = self.t1[rows], self.t2[rows]
+        self.keys, self.t1, self.t2 = self.keys[rows], self.t1[rows], self.t2[rows]
         self._kept = len(self)
 
 
@@ -401,6 +462,8 @@ class _Node:
         self.bound: int | None = None
         self.reset = False
         self._pruned = 0
+        self.optional_of: _OptionalSeq | None = None
+        """The OPTIONALSEQ whose optional side this is (it compacts ``kept``)."""
 
     def walk(self) -> Iterable[_Node]:
         yield self
@@ -427,17 +490,29 @@ class _Node:
         """The solutions at the instants that use the operands' ``increments``."""
         raise NotImplementedError
 
+    def _short(self, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
+        """Which intervals last at most the WITHIN bound above: a longer solution only
+        makes longer ones up the tree, which that WITHIN drops."""
+        if self.bound is None:
+            return np.ones(len(t1), bool)
+        return np.asarray(t2 - t1 <= self.bound)
+
     def every(self) -> Mappings:
         """The kept solutions and those of the instants being evaluated."""
         assert self.kept is not None
         return _union([self.kept, self.now], self.names)
 
-    def commit(self, limit: int, floor: int | None) -> None:
-        """End of the instants: ``now`` joins ``kept`` (bounded by ``max_runs``)."""
+    def commit(self, limit: int, latest: int) -> None:
+        """End of the instants (the last ``latest``): ``now`` joins ``kept``, bounded by
+        ``max_runs`` after dropping (or compacting, on OPTIONALSEQ's optional side) what
+        no later instant reads."""
         if self.kept is not None and len(self.now):
             self.kept = _union([self.kept, self.now], self.names)
-            if len(self.kept) > limit and self.bound is not None and floor is not None:
-                self.prune(floor, force=True)
+            if len(self.kept) > limit and self.bound is not None:
+                self.prune(latest - self.bound, force=True)
+            reader = self.optional_of
+            if len(self.kept) > limit and reader is not None and reader.bound is not None:
+                reader.compact(latest - reader.bound, force=True)
             if len(self.kept) > limit:
                 raise UserError(
                     f"{type(self).__name__.strip('_')} keeps {len(self.kept)} partial "
@@ -475,7 +550,8 @@ class _Bgp(_Node):
         rows = fresh.get(self.source)
         if rows is None or rows[0] == rows[1]:
             return _empty(self.names)
-        found = query._bgp(self.patterns, query.occurrences[self.source], *rows)
+        found = query._bgp(self.patterns, query.occurrences[self.source], *rows, self.bound)
+        found = found.take(np.flatnonzero(self._short(found.t1, found.t2)))
         if self.binds:
             found = query._expressions.extend(found, self.binds)
         found = _aligned(found, self.names).distinct()
@@ -505,7 +581,8 @@ class _Join(_Binary):
         for a, b in ((new_left, self.right.every()), (self.left.every(), new_right)):
             if len(a) and len(b):
                 li, ri = _pairs(a, b)
-                parts.append(_combined(a, li, b, ri))
+                short = self._short(np.minimum(a.t1[li], b.t1[ri]), np.maximum(a.t2[li], b.t2[ri]))
+                parts.append(_combined(a, li[short], b, ri[short]))
         return _union(parts, self.names)
 
 
@@ -525,14 +602,15 @@ class _Seq(_Binary):
         left.kept = _empty(left.names)
 
     def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
-        b = increments[1]
-        a = self.left.every()
-        if not len(a) or not len(b):
-            return _empty(self.names)
-        a = a.take(np.flatnonzero(a.t2 < b.t1.max()))
-        li, ri = _pairs(a, b)
-        before = a.t2[li] < b.t1[ri]
-        return _combined(a, li[before], b, ri[before])
+        # a left solution new in a later round of the Q-closure may end before a right
+        # one found in an earlier round (many instants at once)
+        parts = [(self.left.every(), increments[1]), (increments[0], self.right.now)]
+        found = []
+        for a, b in parts:
+            if len(a) and len(b):
+                li, ri = _before_pairs(a, b, self.bound)
+                found.append(_combined(a, li, b, ri))
+        return _union(found, self.names)
 
 
 class _Equals(_Binary):
@@ -556,16 +634,14 @@ class _OptionalSeq(_Binary):
         super().__init__(left, right)
         self.condition = condition
         left.kept = _empty(left.names)
+        left.optional_of = self
 
     def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
         m = increments[1]
         if not len(m):
             return _empty(self.names)
         o = self.left.every()
-        o = o.take(np.flatnonzero(o.t2 < m.t1.max()))
-        li, ri = _pairs(o, m)
-        before = o.t2[li] < m.t1[ri]
-        li, ri = li[before], ri[before]
+        li, ri = _before_pairs(o, m, None)
         joined = _combined(o, li, m, ri)
         ev = query._expressions
         keep = ev.holds(self.condition, joined, joined.t1, joined.t2)
@@ -580,12 +656,12 @@ class _OptionalSeq(_Binary):
             [joined.take(np.flatnonzero(keep)), m.take(np.flatnonzero(alone))], self.names
         )
 
-    def compact(self, floor: int) -> None:
+    def compact(self, floor: int, force: bool = False) -> None:
         """Of the optional solutions starting before ``floor``, keep the earliest-ending
         one per mapping: all the test for a mandatory solution alone reads of one too old
         to join under WITHIN (its mapping, and that it ends before)."""
         kept = self.left.kept
-        if kept is None or len(kept) < max(64, 2 * self.left._pruned):
+        if kept is None or (not force and len(kept) < max(64, 2 * self.left._pruned)):
             return
         old = np.flatnonzero(kept.t1 < floor)
         names = sorted(kept.columns)
@@ -810,6 +886,12 @@ class EpsparqlQuery(InstantQuery):
             TriplePatterns.parse("{ " + r.template + " }", "a CONSTRUCT template")
             for r in self.rules
         )
+        form = plan.form
+        self._template = (
+            TriplePatterns.parse("{ " + form.template + " }", "a CONSTRUCT template")
+            if isinstance(form, Construct)
+            else None
+        )
         trees: dict[EventPattern, _Node] = {}
         for pattern in (root, *(r.pattern for r in self.rules)):
             if pattern not in trees:
@@ -860,6 +942,10 @@ class EpsparqlQuery(InstantQuery):
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._prepare()
+
+    def _key(self, ids: np.ndarray) -> np.ndarray:
+        """The match keys of term ids (:class:`_Keys`)."""
+        return self._keys.of(ids, self.terms, self._expressions.forms)
 
     @property
     def exact_filters(self) -> int:
@@ -927,7 +1013,7 @@ class EpsparqlQuery(InstantQuery):
         rows, stream = self._occurrence_rows(events)
         fresh: Fresh = {}
         for source, table in self.occurrences.items():
-            fresh[source] = table.add(rows if source is None else rows[stream == source])
+            fresh[source] = table.add(rows if source is None else rows[stream == source], self._key)
             self._check_size(source, times)
         for tree in self.trees:
             for node in tree.walk():
@@ -939,14 +1025,14 @@ class EpsparqlQuery(InstantQuery):
             if not self.rules:
                 break
             derived = self._derive(increments)
-            fresh = {None: self.occurrences[None].add(derived)}
+            fresh = {None: self.occurrences[None].add(derived, self._key)}
             if fresh[None][0] == fresh[None][1]:
                 break
             self._check_size(None, times)
         answers = self.root.now
         for tree in self.trees:
             for node in tree.walk():
-                node.commit(self.max_runs, None if node.bound is None else times[-1] - node.bound)
+                node.commit(self.max_runs, times[-1])
         return self._report(times, answers)
 
     def _occurrence_rows(self, events: list[Event]) -> tuple[np.ndarray, np.ndarray]:
@@ -975,19 +1061,76 @@ class EpsparqlQuery(InstantQuery):
         texts: list[str] = []
         t1: list[int] = []
         t2: list[int] = []
+        parts: list[np.ndarray] = []
         for number, (template, tree) in enumerate(
             zip(self.templates, self.rule_trees, strict=True)
         ):
-            for mu, a, b in self._answers(increments[id(tree)]):
+            found = increments[id(tree)]
+            made = self._instantiated(template, found, whole=True)
+            if made is not None:
+                spo, rows = made
+                parts.append(np.concatenate([spo, found.t1[rows, None], found.t2[rows, None]], 1))
+                continue
+            for mu, a, b in self._answers(found):
                 for triple in derived_triples(number, template, mu, a, b):
                     texts += (str(triple.subject), str(triple.predicate), _node_text(triple.object))
                     t1.append(a)
                     t2.append(b)
         ids = self.terms.encode(texts).astype(np.int64).reshape(-1, 3)
-        return np.concatenate(
-            [ids, np.array(t1, np.int64).reshape(-1, 1), np.array(t2, np.int64).reshape(-1, 1)],
-            axis=1,
+        parts.append(
+            np.concatenate(
+                [
+                    ids,
+                    np.array(t1, np.int64).reshape(-1, 1),
+                    np.array(t2, np.int64).reshape(-1, 1),
+                ],
+                axis=1,
+            )
         )
+        return np.concatenate(parts)
+
+    def _instantiated(
+        self, template: TriplePatterns | None, found: Mappings, *, whole: bool
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``μ(P_q)`` of each solution in columns (SPARQL 1.1 sec. 16.2): rows ``(s, p, o)``
+        of ids and each one's solution; a triple with an unbound variable (with ``whole``:
+        a solution not binding every variable, the Q-closure's condition (1)) or a literal
+        as subject or predicate left out. ``None`` when the template has blank nodes or
+        literals (fresh per solution, stored forms: the exact path)."""
+        if template is None:
+            return None
+        n = len(found)
+        slots: list[list[np.ndarray]] = []
+        for triple in template.triples:
+            row: list[np.ndarray] = []
+            for slot in triple:
+                if isinstance(slot, Variable):
+                    if not slot.distinguished:
+                        return None
+                    column = found.columns.get(slot.name)
+                    row.append(np.full(n, UNBOUND, np.int32) if column is None else column)
+                elif isinstance(slot, Literal):
+                    return None
+                else:
+                    row.append(np.full(n, self.terms.intern(_node_text(slot)), np.int32))
+            slots.append(row)
+        if whole:
+            every = np.ones(n, bool)
+            for name in template.variables:
+                column = found.columns.get(name)
+                every &= False if column is None else column != UNBOUND
+        kind = self.terms.values.kind
+        spo: list[np.ndarray] = []
+        rows: list[np.ndarray] = []
+        for s, p, o in slots:
+            ok = (s != UNBOUND) & (p != UNBOUND) & (o != UNBOUND)
+            if whole:
+                ok &= every
+            keep = np.flatnonzero(ok)
+            keep = keep[(kind[s[keep]] != KIND_LITERAL) & (kind[p[keep]] == KIND_IRI)]
+            spo.append(np.stack([s[keep], p[keep], o[keep]], axis=1).astype(np.int64))
+            rows.append(keep)
+        return np.concatenate(spo), np.concatenate(rows)
 
     def _answers(self, found: Mappings) -> list[Solution]:
         """The solutions as ``⟨μ, tα, tω⟩`` of terms."""
@@ -1010,7 +1153,17 @@ class EpsparqlQuery(InstantQuery):
 
     def _report(self, times: list[int], answers: Mappings) -> list[Result]:
         """The results at each instant of ``times``, given the root's solutions ending at
-        them."""
+        them (each new at its instant: in columns when :meth:`Output.in_columns`)."""
+        if self.beside is None and self.output.in_columns():
+            form = self.plan.form
+            if not isinstance(form, Construct):
+                return self.output.fresh_rows(
+                    answers.t1, answers.t2, dict(answers.columns), self.terms.nodes, UNBOUND
+                )
+            made = self._instantiated(self._template, answers, whole=False)
+            if made is not None:
+                spo, rows = made
+                return self.output.fresh_graphs(times, answers.t2[rows], spo, self.terms.nodes)
         order = np.argsort(answers.t2, kind="stable")
         ends = answers.t2[order]
         decoded = self._answers(answers.take(order))
@@ -1083,18 +1236,20 @@ class EpsparqlQuery(InstantQuery):
 
     # BGP over the occurrences ---------------------------------------------------------------
 
-    def _bgp(self, patterns: TriplePatterns, table: _Occurrences, lo: int, hi: int) -> Mappings:
+    def _bgp(
+        self, patterns: TriplePatterns, table: _Occurrences, lo: int, hi: int, bound: int | None
+    ) -> Mappings:
         """The solutions of ``BGP(P)`` (Sect. 4.2) over ``table``'s rows before ``hi`` that
         choose at least one of rows ``[lo, hi)``: for the first pattern that takes a new
         occurrence, the patterns before it take old ones and those after it any.
         ``⟨μ, min tᵢ, max t'ᵢ⟩``; ``μ(P)`` is a set, so two patterns that ``μ`` makes one
         triple take one occurrence of it; ``μ`` binds the data's term of the first pattern
-        binding a variable, matching compares literals by stored form."""
+        binding a variable, matching compares literals by stored form. ``bound``: the
+        WITHIN above, beyond which a solution is of no use."""
         triples = patterns.triples
         names = sorted(patterns.variables)
-        forms = self._expressions.forms
         ids = (table.s[:hi], table.p[:hi], table.o[:hi])
-        keys = tuple(self._keys.of(c, self.terms, forms) for c in ids)
+        keys = (table.keys[:hi, 0], table.keys[:hi, 1], table.keys[:hi, 2])
         chosen: list[np.ndarray] = []
         for pattern in triples:
             mask = np.ones(hi, bool)
@@ -1107,17 +1262,28 @@ class EpsparqlQuery(InstantQuery):
                         seen[slot.name] = k
                 else:
                     constant = self.terms.intern(_node_text(slot))
-                    key = self._keys.of(np.array([constant]), self.terms, forms)[0]
-                    mask &= keys[k] == key
+                    mask &= keys[k] == self._key(np.array([constant]))[0]
             chosen.append(np.flatnonzero(mask))
         parts: list[list[np.ndarray]] = []
-        for first in range(len(triples)):
-            pools = [
-                rows[rows < lo] if j < first else rows[rows >= lo] if j == first else rows
-                for j, rows in enumerate(chosen)
-            ]
-            if all(len(p) for p in pools):
-                parts.append(self._choices(triples, pools, first, ids, keys))
+        # under WITHIN the new rows are taken a chunk at a time, each with the rows that
+        # start late enough to last with it at most the bound (sequential deltas)
+        step = hi - lo if bound is None or len(triples) == 1 else _CHUNK
+        for start in range(lo, hi, step):
+            stop = min(start + step, hi)
+            old = np.ones(hi, bool)
+            if bound is not None:
+                old = table.t1[:hi] >= int(table.t2[start:stop].min()) - bound
+            for first in range(len(triples)):
+                pools = [
+                    rows[(rows < start) & old[rows]]
+                    if j < first
+                    else rows[(rows >= start) & (rows < stop)]
+                    if j == first
+                    else rows[(rows < stop) & old[rows]]
+                    for j, rows in enumerate(chosen)
+                ]
+                if all(len(p) for p in pools):
+                    parts.append(self._choices(triples, pools, first, ids, keys))
         if not parts:
             return _empty(names)
         picked = [np.concatenate([p[j] for p in parts]) for j in range(len(triples))]

@@ -32,9 +32,10 @@ interval can still come (:meth:`Output.forget`); RStream keeps the whole answer,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
+import numpy as np
 from pyoxigraph import Triple
 
 from rsep.algebra.modifiers import Row
@@ -105,6 +106,75 @@ class Output:
         if self.start is not None and t < self.start:
             return []
         return self._format(t, streamed, matcher)
+
+    def in_columns(self) -> bool:
+        """Whether :meth:`fresh_rows` (a SELECT without expressions) or
+        :meth:`fresh_graphs` (a CONSTRUCT) gives the results: no solution modifiers,
+        streamed by IStream, from the first instant."""
+        form = self.form
+        if self.modifiers is not None or self.start is not None or self.r2s is not R2S.ISTREAM:
+            return False
+        return isinstance(form, Construct) or (isinstance(form, Select) and not form.expressions)
+
+    def fresh_graphs(
+        self,
+        times: Sequence[int],
+        at: np.ndarray,
+        spo: np.ndarray,
+        terms: Callable[[np.ndarray], Sequence[Any]],
+    ) -> list[Result]:
+        """The CONSTRUCT results at ``times`` given the triples their new answers
+        instantiate (rows ``spo`` of term ids, ``at`` each one's instant): one graph per
+        instant that has triples, or every instant when empty graphs are reported
+        (requires :meth:`in_columns`)."""
+        table = np.unique(np.concatenate([at.reshape(-1, 1), spo], axis=1), axis=0)
+        known = np.unique(table[:, 1:])
+        term = dict(zip(known.tolist(), terms(known), strict=True))
+        bounds = [*np.searchsorted(table[:, 0], times, "left").tolist(), len(table)]
+        rows = table[:, 1:].tolist()
+        out: list[Result] = []
+        for k, t in enumerate(times):
+            triples = frozenset(
+                Triple(term[s], term[p], term[o]) for s, p, o in rows[bounds[k] : bounds[k + 1]]
+            )
+            if triples or self.report_empty:
+                out.append(ConstructResult(t, triples))
+        return out
+
+    def fresh_rows(
+        self,
+        t1: np.ndarray,
+        t2: np.ndarray,
+        columns: dict[str, np.ndarray],
+        terms: Callable[[np.ndarray], Sequence[Any]],
+        unbound: int,
+    ) -> list[Result]:
+        """The SELECT results of answers ``(μ, t1, t2)`` in columns of term ids (``unbound``:
+        none), each new at its instant ``t2`` (an event pattern's answer that ends when it
+        is found): IStream reports each projected copy at ``t2`` (one under DISTINCT or a
+        set answer), in time order; ``terms`` decodes ids (requires :meth:`in_columns`)."""
+        form = self.form
+        assert isinstance(form, Select)
+        names = [n for n in (form.variables or sorted(columns)) if n in columns]
+        table = np.stack([t2, t1, *(columns[n].astype(np.int64) for n in names)], axis=1)
+        if self.answer_set or form.distinct:
+            table = np.unique(table, axis=0)
+        else:
+            table = table[np.lexsort((table[:, 1], table[:, 0]))]
+        ids = table[:, 2:]
+        known = np.unique(ids[ids != unbound])
+        term = dict(zip(known.tolist(), terms(known), strict=True))
+        values = [[term.get(i) for i in column] for column in ids.T.tolist()]
+        return [
+            SelectResult(
+                end,
+                {n: v for n, v in zip(names, row, strict=True) if v is not None},
+                (start, end),
+            )
+            for end, start, *row in zip(
+                table[:, 0].tolist(), table[:, 1].tolist(), *values, strict=True
+            )
+        ]
 
     def forget(self, before: int) -> None:
         """Drop what IStream and the answer set remember of intervals ending before
