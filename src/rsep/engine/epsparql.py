@@ -916,6 +916,7 @@ class EpsparqlQuery(InstantQuery):
         """The term ids of the occurrences and solutions."""
         self.occurrences = {source: _Occurrences() for source in self._sources}
         self._keys = _Keys()
+        self._constants: dict[Term, int] = {}
         self._queue: list[tuple[int, list[Event]]] = []
         self._one_by_one = bool(self.rules) and any(
             isinstance(node, _OptionalSeq | _EqualsOptional)
@@ -942,6 +943,14 @@ class EpsparqlQuery(InstantQuery):
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._prepare()
+
+    def _constant(self, term: Term) -> int:
+        """The match key of a pattern's constant (interned once)."""
+        known = self._constants.get(term)
+        if known is None:
+            ident = self.terms.intern(_node_text(term))
+            known = self._constants[term] = int(self._key(np.array([ident]))[0])
+        return known
 
     def _key(self, ids: np.ndarray) -> np.ndarray:
         """The match keys of term ids (:class:`_Keys`)."""
@@ -1261,8 +1270,7 @@ class EpsparqlQuery(InstantQuery):
                     else:
                         seen[slot.name] = k
                 else:
-                    constant = self.terms.intern(_node_text(slot))
-                    mask &= keys[k] == self._key(np.array([constant]))[0]
+                    mask &= keys[k] == self._constant(slot)
             chosen.append(np.flatnonzero(mask))
         parts: list[list[np.ndarray]] = []
         # under WITHIN the new rows are taken a chunk at a time, each with the rows that
