@@ -554,6 +554,18 @@ def test_a_closure_over_many_instants_pairs_a_later_round_with_an_earlier_soluti
     assert len(same(plan, events)) == 1
 
 
+def test_pushes_in_time_order_are_taken_whole() -> None:
+    """Pushes of 16 events or more in time order skip the event-by-event checks: every
+    instant before the push's last is evaluated at once, the last held, an instant split
+    across pushes kept whole; the answers are the oracle's however the stream is cut."""
+    plan = paper.compiled("SELECT * WHERE { ?c :price ?p1 } SEQ { ?c :price ?p2 } WITHIN 3")
+    events = _items(*((t // 3, f":c{t % 2}", ":price", t) for t in range(60)))
+    expected = oracle(plan, events)
+    assert len(expected) > 60
+    for size in (16, 17, 25, 60):
+        assert engine(plan, events, Driver(batches=(size,))) == expected, size
+
+
 def test_one_expression_over_other_variables_is_evaluated_for_each() -> None:
     """The same FILTER text in two UNION branches binding other variables (evaluated
     exactly: COALESCE has no program) is remembered per variable, not per ids alone."""

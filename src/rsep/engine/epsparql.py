@@ -52,6 +52,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from pyoxigraph import Literal, Triple
@@ -969,6 +970,9 @@ class EpsparqlQuery(InstantQuery):
         self._check_open()
         if self.closure is not None:
             events = entail_events(events, self.closure)
+        events = list(events)
+        if self._in_order(events):
+            return self._push_in_order(events)
         out: list[Result] = []
         for event in events:
             self._check_order(event)
@@ -976,6 +980,43 @@ class EpsparqlQuery(InstantQuery):
             if self._queued >= _EVENTS_AT_ONCE:
                 out += self._run()
         return out + self._run()
+
+    def _in_order(self, events: list[Event]) -> bool:
+        """Whether a push can skip the event-by-event checks: 16 events or more, in time
+        order, none before the held instant nor at or before the watermark (those are
+        refused one by one, naming the event)."""
+        if len(events) < 16 or self._one_by_one:
+            return False
+        floor = self._pending_time if self._pending_time is not None else self._last_time
+        first = events[0].t_end
+        if (floor is not None and first < floor) or (
+            self.watermark is not None and first <= self.watermark
+        ):
+            return False
+        ends = [e.t_end for e in events]
+        return all(a <= b for a, b in pairwise(ends))
+
+    def _push_in_order(self, events: list[Event]) -> list[Result]:
+        """:meth:`push` of events in time order: every instant before the last one is
+        complete and evaluated (a cap's worth at a time); the last one is held."""
+        held = self._pending + events
+        last = events[-1].t_end
+        cut = len(held)
+        while cut and held[cut - 1].t_end == last:
+            cut -= 1
+        self._pending, self._pending_time = held[cut:], last
+        out: list[Result] = []
+        lo = 0
+        while lo < cut:
+            hi = min(lo + _EVENTS_AT_ONCE, cut)
+            while hi < cut and held[hi].t_end == held[hi - 1].t_end:  # an instant is whole
+                hi += 1
+            chunk = held[lo:hi]
+            times = sorted({e.t_end for e in chunk})
+            self._last_time = times[-1]
+            out += self._evaluate(times, chunk)
+            lo = hi
+        return out
 
     def advance(self, t: int) -> list[Result]:
         """Move the watermark to ``t``: the pending instant, if at or before ``t``, is
@@ -1047,22 +1088,20 @@ class EpsparqlQuery(InstantQuery):
     def _occurrence_rows(self, events: list[Event]) -> tuple[np.ndarray, np.ndarray]:
         """The events' triple occurrences as rows ``(s, p, o, t, t')`` of term ids, and each
         one's stream."""
-        texts: list[str] = []
-        t1: list[int] = []
-        t2: list[int] = []
-        stream: list[str] = []
-        for e in events:
-            for triple in e.graph:
-                texts += (str(triple.subject), str(triple.predicate), _node_text(triple.object))
-                t1.append(e.t_start)
-                t2.append(e.t_end)
-                stream.append(e.stream)
+        texts = [
+            text
+            for e in events
+            for x in e.graph
+            for text in (str(x.subject), str(x.predicate), _node_text(x.object))
+        ]
+        counts = [len(e.graph) for e in events]
         ids = self.terms.encode(texts).astype(np.int64).reshape(-1, 3)
-        rows = np.concatenate(
-            [ids, np.array(t1, np.int64).reshape(-1, 1), np.array(t2, np.int64).reshape(-1, 1)],
-            axis=1,
-        )
-        return rows, np.array(stream, object)
+        rows = np.empty((len(ids), 5), np.int64)
+        rows[:, :3] = ids
+        rows[:, 3] = np.repeat(np.array([e.t_start for e in events], np.int64), counts)
+        rows[:, 4] = np.repeat(np.array([e.t_end for e in events], np.int64), counts)
+        stream = np.repeat(np.array([e.stream for e in events], object), counts)
+        return rows, stream
 
     def _derive(self, increments: Mapping[int, Mappings]) -> np.ndarray:
         """``μ(P_q)`` over each new solution's interval of each rule whose ``μ`` binds every
