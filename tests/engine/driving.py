@@ -87,6 +87,16 @@ def spy_matchers(monkeypatch: pytest.MonkeyPatch) -> MatcherSpy:
     return spy
 
 
+def answered(results: Sequence[str]) -> bool:
+    """Whether canonical results hold an answer: a SELECT row, a true ASK, a non-empty
+    CONSTRUCT graph (a differential case that counts, not one both sides leave empty)."""
+    for line in results:
+        found = json.loads(line)
+        if found.get("boolean") is not False and found.get("triples") != []:
+            return True
+    return False
+
+
 def canonical(results: Iterable[Result]) -> list[str]:
     """Results as sorted JSON lines: a multiset, comparable across engines."""
     return sorted(json.dumps(r.to_json(), sort_keys=True) for r in results)

@@ -20,8 +20,9 @@ from functools import cache, partial
 from pathlib import Path
 
 import driving
+import numpy as np
 import pytest
-from driving import ONE_BATCH, Driver, canonical, feed, spy_matchers
+from driving import ONE_BATCH, Driver, answered, canonical, feed, spy_matchers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import NamedNode, RdfFormat, Triple, Variable, parse
@@ -53,6 +54,9 @@ from rsep.algebra.plan import EventJoin, Plan, Select
 from rsep.algebra.window import LandmarkWindow, NowWindow, TimeWindow, WindowFunction
 from rsep.engine import incremental_query
 from rsep.engine.cqelscep import CqelscepQuery, Operators
+from rsep.engine.event_operators import UNBOUND, Mappings
+from rsep.engine.projection import Answer
+from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
 from rsep.lang import get_dialect, parse_query
 from rsep.rdf.event import Event, Stream, StreamSet
@@ -191,17 +195,22 @@ def test_nested_path_filter_in_the_background() -> None:
     assert same(compiled(text), vienna_events(), vienna_map()) == []
 
 
-def test_graph_patterns_are_matched_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The items' graph patterns (Eq. (16)) and the background's group under each nested
-    path mapping (Eq. (17)) go through :class:`rsep.engine.bgp.GroupMatcher`'s Python path,
-    pyoxigraph's ``GraphMatcher.match`` never asked; the answer stays the oracle's
-    (Example 9)."""
+def test_items_are_matched_in_columns_and_the_background_in_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The items' graph patterns (Eq. (16)) are joins over their triples' term ids, no
+    matcher asked per item; the background's group under each nested path mapping (Eq.
+    (17)) goes through :class:`rsep.engine.bgp.GroupMatcher`'s Python path; pyoxigraph's
+    ``GraphMatcher.match`` is never asked; the answer stays the oracle's (Example 9)."""
     plan, events, graphs = vienna_plan(), vienna_events(), vienna_map()
     expected = oracle(plan, events, graphs)
     spy = spy_matchers(monkeypatch)
     assert canonical(engine(plan, events, graphs)) == expected != []
     assert spy.asked == []
-    assert None in spy.fast and any(spy.fast)  # items unbound; the background under path mappings
+    assert spy.fast and all(spy.fast)  # only the background, under path mappings
+    query = incremental_query(plan, graphs)
+    assert isinstance(query, CqelscepQuery)
+    assert [leaf.exact_reason for leaf in query.leaves.values()] == [None, None]
 
 
 # Cases (1)-(17) end to end -----------------------------------------------------------------
@@ -392,32 +401,74 @@ def as_oracle(omega: frozenset[tuple[Mu, int, int]]) -> frozenset[EventMapping]:
     return frozenset(EventMapping(*m) for m in omega)
 
 
-@settings(max_examples=200, deadline=None)
-@given(omegas, omegas, omegas, st.integers(0, 12))
-def test_the_operators_are_the_oracles(
-    a: frozenset[tuple[Mu, int, int]],
-    b: frozenset[tuple[Mu, int, int]],
-    c: frozenset[tuple[Mu, int, int]],
-    t: int,
-) -> None:
-    """JOIN, OR, SEQ, SEQ_WO, NO_HEAD, NO_TAIL with hash indexes equal Sect. 4.2's
-    definitions as the oracle writes them, on random sets with partial domains."""
-    ops = Operators(10_000)
-    x, y, z = as_oracle(a), as_oracle(b), as_oracle(c)
-    assert as_oracle(ops.join(a, b)) == oracle_ops.join(x, y)
-    assert as_oracle(ops.or_(a, b)) == oracle_ops.or_(x, y)
-    assert as_oracle(ops.seq(a, b)) == oracle_ops.seq(x, y)
-    assert as_oracle(ops.seq_wo(a, b, c)) == oracle_ops.seq_wo(x, y, z)
-    assert as_oracle(ops.no_head(a, b)) == oracle_ops.no_head(x, y)
-    assert as_oracle(ops.no_tail(a, b, t)) == oracle_ops.no_tail(x, y, t)
-    for negated in (None, 0, 1, 2):
-        found = ops.sequence([a, b, c], negated, t)
-        want = (
-            oracle_ops.sequence([x, y, z])
-            if negated is None
-            else oracle_ops.negated_sequence([x, y, z], negated, t)
+def in_columns(dictionary: TermDictionary, omegas: Sequence[frozenset[Answer]]) -> Mappings:
+    """The sets as event mappings in columns, set ``k`` under context ``k``."""
+    rows = [(k, m) for k, omega in enumerate(omegas) for m in sorted(omega, key=str)]
+    ids = {
+        name: np.array(
+            [dictionary.intern(str(mu[name])) if name in mu else UNBOUND for _, (mu, _, _) in rows],
+            np.int32,
         )
-        assert as_oracle(found) == want
+        for name in ("x", "y")
+    }
+    return Mappings(
+        np.array([k for k, _ in rows], np.int64),
+        np.array([m[1] for _, m in rows], np.int64),
+        np.array([m[2] for _, m in rows], np.int64),
+        ids,
+    )
+
+
+def at_context(found: Mappings, dictionary: TermDictionary, k: int) -> frozenset[EventMapping]:
+    """The event mappings of context ``k``, as the oracle writes them."""
+    rows = np.flatnonzero(found.context == k).tolist()
+    return frozenset(
+        EventMapping(
+            Mu(
+                {
+                    name: dictionary.term(int(column[i]))
+                    for name, column in found.columns.items()
+                    if column[i] != UNBOUND
+                }
+            ),
+            int(found.t1[i]),
+            int(found.t2[i]),
+        )
+        for i in rows
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(omegas, omegas, omegas, st.integers(0, 12)), min_size=1, max_size=3))
+def test_the_operators_are_the_oracles(
+    drawn: list[tuple[frozenset[Answer], frozenset[Answer], frozenset[Answer], int]],
+) -> None:
+    """JOIN, OR, SEQ, SEQ_WO, NO_HEAD, NO_TAIL on event mappings in columns equal Sect.
+    4.2's definitions as the oracle writes them, on random sets with partial domains, each
+    instant (context) on its own."""
+    ops = Operators(10_000)
+    dictionary = TermDictionary()
+    a, b, c = (in_columns(dictionary, [d[i] for d in drawn]) for i in range(3))
+    times = np.array([d[3] for d in drawn], np.int64)
+    for k, (one, two, three, t) in enumerate(drawn):
+        x, y, z = as_oracle(one), as_oracle(two), as_oracle(three)
+
+        def got(found: Mappings, k: int = k) -> frozenset[EventMapping]:
+            return at_context(found, dictionary, k)
+
+        assert got(ops.join(a, b)) == oracle_ops.join(x, y)
+        assert got(ops.or_(a, b)) == oracle_ops.or_(x, y)
+        assert got(ops.seq(a, b)) == oracle_ops.seq(x, y)
+        assert got(ops.seq_wo(a, b, c)) == oracle_ops.seq_wo(x, y, z)
+        assert got(ops.no_head(a, b)) == oracle_ops.no_head(x, y)
+        assert got(ops.no_tail(a, b, times)) == oracle_ops.no_tail(x, y, t)
+        for negated in (None, 0, 1, 2):
+            want = (
+                oracle_ops.sequence([x, y, z])
+                if negated is None
+                else oracle_ops.negated_sequence([x, y, z], negated, t)
+            )
+            assert got(ops.sequence([a, b, c], negated, times)) == want
 
 
 # Differential tests: random streams, random queries ----------------------------------------
@@ -443,6 +494,9 @@ PREDICATES = ["a", "b", "c"]
 FAMILIES = ["join", "or", "seq", "seq_wo", "head_tail", "windows", "paths"]
 TERMS_V = ["u", "w"]
 TERMS_S = ["m", "h"]
+VEHICLES = ["u", "u", "w"]
+STOPS = ["m", "m", "h"]
+"""The items' terms, one of each more often (so that sequences meet)."""
 NODES = ["m", "h", "c", "x", "y"]
 LINKS = ["beg", "end", "means"]
 CLAUSE_KINDS = {
@@ -489,7 +543,7 @@ class Generator:
 
     def sequence(self, element: Callable[[], EventPattern | GraphPatternRef]) -> CepSeq:
         """A SEQ of 2-3 elements (3 for SEQ_WO), negated as the family says."""
-        size = 3 if self.family == "seq_wo" else self.rng.randint(2, 3)
+        size = 3 if self.family == "seq_wo" else self.rng.choice([2, 2, 3])
         negated = self.negation(size)
         return CepSeq(tuple(CepItem(element(), i == negated) for i in range(size)))
 
@@ -511,7 +565,7 @@ class Generator:
             return LandmarkWindow()
         if choice > 0.6:
             return NowWindow()
-        return TimeWindow(self.rng.randint(2, 12), 1)
+        return TimeWindow(self.rng.randint(3, 12), 1)
 
     def clause(self, depth: int = 0) -> EventPattern:
         """An event clause: a window specification, a SEQ of clauses, a JOIN, an OR."""
@@ -532,15 +586,15 @@ class Generator:
         return self.sequence(lambda: self.clause(depth + 1))
 
     def events(self) -> list[Event]:
-        """2-8 items on :s1 and :s2 at 0-10, one to three triples each; some last an
+        """12-28 items on :s1 and :s2 at 0-10, one to three triples each; some last an
         interval (often in the windows family, rarely elsewhere)."""
         spans = [0, 0, 0, 1, 3] if self.family == "windows" else [0] * 9 + [2]
         found = []
-        for _ in range(self.rng.randint(2, 8)):
+        for _ in range(self.rng.randint(12, 28)):
             t1 = self.rng.randint(0, 10)
             predicates = self.rng.sample(PREDICATES, self.rng.randint(1, 3))
             triples = frozenset(
-                Triple(n(self.rng.choice(TERMS_V)), n(p), n(self.rng.choice(TERMS_S)))
+                Triple(n(self.rng.choice(VEHICLES)), n(p), n(self.rng.choice(STOPS)))
                 for p in predicates
             )
             stream = self.rng.choice([S1, S2])
@@ -568,16 +622,17 @@ class Generator:
         return Nested(self.path(depth + 1), self.rng.choice([None, n("c"), n("m")]))
 
     def background(self) -> tuple[GraphPatternRef, frozenset[Triple]]:
-        """A background pattern with a nested path triple from ?s, and a random map."""
+        """A background pattern with a nested path triple from ?s, and a random map (with
+        the vehicles' types, which ``join_bg`` reads)."""
         triples = frozenset(
             Triple(
-                n(self.rng.choice(NODES + TERMS_V)),
+                n(self.rng.choice(["m", "h", *NODES, *TERMS_V])),
                 n(self.rng.choice([*LINKS, "type"])),
                 n(self.rng.choice([*NODES, "bus"])),
             )
-            for _ in range(self.rng.randint(2, 16))
-        )
-        end = self.rng.choice([Variable("z"), n("c")])
+            for _ in range(self.rng.randint(8, 24))
+        ) | graph(":u :type :bus . :w :type :tram .")
+        end = self.rng.choice([Variable("z"), Variable("z"), n("c")])
         names = frozenset({"s"} | ({"z"} if isinstance(end, Variable) else set()))
         pattern = GraphPatternRef("{ }", names, (PathTriple(Variable("s"), self.path(), end),))
         return pattern, triples
@@ -631,6 +686,20 @@ SEEDS = st.integers(0, 2**32 - 1)
 def test_differential(family: str, seed: int) -> None:
     """1,000 random streams and queries per operator family: engine == oracle."""
     differential(family, seed)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_differential_share(family: str) -> None:
+    """The differential cases are not trivial: of the first 100 seeds of each family, at
+    least half give answers (engine == oracle, neither refused)."""
+    count = 0
+    for seed in range(100):
+        case = Generator(family, random.Random(seed)).case()
+        expected = oracle(case.plan, case.events, case.graphs)
+        assert canonical(engine(case.plan, case.events, case.graphs, case.driver)) == expected
+        count += answered(expected)
+    # these seeds: 51 to 93 of 100 answered per family
+    assert count >= 50, count
 
 
 @pytest.mark.exhaustive

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import driving
 import test_semantics_epsparql as paper
-from driving import FAST, ONE_BATCH, SLOW, Driver, canonical, feed, spy_matchers
+from driving import FAST, ONE_BATCH, SLOW, Driver, answered, canonical, feed, spy_matchers
 from semantics_data import EX, expand
 from test_sequence_oracle import drivers
 
@@ -427,16 +427,6 @@ operator already); the exhaustive run has it."""
 def test_differential(family: str, seed: int, codes: list[int], driver: Driver) -> None:
     """1,000 random streams and operator trees per family: engine == oracle."""
     differential(family, seed, codes, driver)
-
-
-def answered(results: Sequence[str]) -> bool:
-    """Whether canonical results hold an answer: a SELECT row, a true ASK, a non-empty
-    CONSTRUCT graph."""
-    for line in results:
-        found = json.loads(line)
-        if found.get("boolean") is not False and found.get("triples") != []:
-            return True
-    return False
 
 
 @pytest.mark.parametrize("family", NORMAL_FAMILIES)

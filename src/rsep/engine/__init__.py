@@ -23,7 +23,8 @@ runs must give the oracle's answers (``tests/engine``, differential tests).
   triple occurrences in columns, and the Q-closure of CONSTRUCT rules (results fed back as
   input);
 - :mod:`~rsep.engine.cqelscep` (``CqelscepQuery``): CQELS-CEP windows on interval streams
-  and its sequence operators, nested paths over the background graph.
+  and its sequence operators on the event operators, nested paths over the background
+  graph.
 """
 
 from __future__ import annotations

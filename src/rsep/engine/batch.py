@@ -68,6 +68,7 @@ __all__ = [
     "STORE",
     "TripleBatch",
     "batches_of",
+    "event_range",
     "in_time_order",
     "is_store",
     "merge_batches",
@@ -490,24 +491,25 @@ def _repeated(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> bool:
     return False
 
 
+def event_range(batch: TripleBatch, lo: int, hi: int) -> TripleBatch:
+    """The events ``lo`` to ``hi - 1`` of ``batch``."""
+    first, last = np.searchsorted(batch.triple_event, [lo, hi]).tolist()
+    return TripleBatch(
+        batch.streams,
+        batch.event_stream[lo:hi],
+        batch.event_start[lo:hi],
+        batch.event_end[lo:hi],
+        batch.event_ordinal[lo:hi],
+        batch.triple_event[first:last] - lo,
+        batch.s[first:last],
+        batch.p[first:last],
+        batch.o[first:last],
+    )
+
+
 def _split(batch: TripleBatch, n: int) -> tuple[TripleBatch, TripleBatch]:
     """The first ``n`` events of ``batch`` and the rest."""
-    cut = int(np.searchsorted(batch.triple_event, n))
-
-    def part(events: slice, triples: slice, shift: int) -> TripleBatch:
-        return TripleBatch(
-            batch.streams,
-            batch.event_stream[events],
-            batch.event_start[events],
-            batch.event_end[events],
-            batch.event_ordinal[events],
-            batch.triple_event[triples] - shift,
-            batch.s[triples],
-            batch.p[triples],
-            batch.o[triples],
-        )
-
-    return part(slice(0, n), slice(0, cut), 0), part(slice(n, None), slice(cut, None), n)
+    return event_range(batch, 0, n), event_range(batch, n, len(batch))
 
 
 # --------------------------------------------------------------------------- other formats

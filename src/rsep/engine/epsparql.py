@@ -76,12 +76,14 @@ from rsep.algebra.plan import Construct, EventJoin, Plan, Rule, SubSelect
 from rsep.engine.batch import _node_text
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import InstantDataset, TimeVarying, background_source
-from rsep.engine.dataset import spans_of
 from rsep.engine.event_operators import (
     UNBOUND,
     Mappings,
+    aligned,
+    before_pairs,
     compatible_pairs,
     concatenated,
+    decoded,
     distinct_rows,
     in_rows,
     merged,
@@ -130,15 +132,6 @@ def _solutions(t1: np.ndarray, t2: np.ndarray, columns: Mapping[str, np.ndarray]
     return Mappings(np.zeros(len(t1), np.int64), t1, t2, dict(columns))
 
 
-def _aligned(found: Mappings, names: Sequence[str]) -> Mappings:
-    """``found`` with a column for each of ``names`` (:data:`UNBOUND` where it had none)."""
-    if set(found.columns) == set(names):
-        return found
-    n = len(found)
-    columns = {m: found.columns.get(m, np.full(n, UNBOUND, np.int32)) for m in names}
-    return Mappings(found.context, found.t1, found.t2, columns)
-
-
 def _rows(found: Mappings) -> np.ndarray:
     """The solutions as an int64 table ``(tα, tω, ids…)`` (set operations)."""
     names = sorted(found.columns)
@@ -159,7 +152,7 @@ def _union(parts: Sequence[Mappings], names: Sequence[str]) -> Mappings:
     out = _empty(names)
     for part in parts:
         if len(part):
-            out = concatenated(out, _aligned(part, names)) if len(out) else _aligned(part, names)
+            out = concatenated(out, aligned(part, names)) if len(out) else aligned(part, names)
     return out
 
 
@@ -175,57 +168,6 @@ def _pairs(a: Mappings, b: Mappings, *, interval: bool = False) -> tuple[np.ndar
         len(b),
         equal=len(lead[0]),
     )
-
-
-def _before_pairs(a: Mappings, b: Mappings, bound: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """The compatible pairs of ``a`` and ``b`` with ``a`` ending before ``b`` starts
-    (``tω < t'α``, SEQ) and, with ``bound``, lasting together at most ``bound``: a band
-    join, each ``b`` meeting the ``a`` of its key in a range of end times (sorted, found
-    by bisection) when the shared variables are bound in every row; else every compatible
-    pair, filtered."""
-    if not len(a) or not len(b):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    shared = sorted(a.columns.keys() & b.columns.keys())
-    useful = a.t2 < b.t1.max()
-    if bound is not None:
-        useful &= a.t1 >= b.t2.min() - bound
-    rows = np.flatnonzero(useful)
-    left = [a.columns[n][rows] for n in shared]
-    right = [b.columns[n] for n in shared]
-    if all((c != UNBOUND).all() for c in (*left, *right)):
-        lk, rk = (
-            join_keys(left, right)
-            if shared
-            else (np.zeros(len(rows), np.int64), np.zeros(len(b), np.int64))
-        )
-        ends = a.t2[rows]
-        order = np.lexsort((ends, lk))
-        lk, ends = lk[order], ends[order]
-        keys = np.concatenate([lk, rk])
-        _, rank = np.unique(keys, return_inverse=True)
-        rank = rank.reshape(-1).astype(np.int64)
-        floor = b.t2 - bound if bound is not None else np.full(len(b), np.iinfo(np.int64).min)
-        low = int(min(ends.min(initial=0), floor.min(), b.t1.min()))
-        span = int(max(ends.max(initial=0), b.t1.max())) - low + 2
-        if span * (int(rank.max(initial=0)) + 2) < 2**62:
-            here = rank[: len(lk)] * span + (ends - low)
-            theirs = rank[len(lk) :] * span
-            start = np.searchsorted(here, theirs + np.maximum(floor, low) - low, "left")
-            stop = np.searchsorted(here, theirs + (b.t1 - low), "left")
-            stop = np.maximum(stop, start)
-            li = order[spans_of(start, stop)]
-            ri = np.repeat(np.arange(len(b)), stop - start)
-            li = rows[li]
-            if bound is not None:
-                keep = b.t2[ri] - a.t1[li] <= bound
-                li, ri = li[keep], ri[keep]
-            return li, ri
-    li, ri = _pairs(a.take(rows), b)
-    li = rows[li]
-    keep = a.t2[li] < b.t1[ri]
-    if bound is not None:
-        keep &= b.t2[ri] - a.t1[li] <= bound
-    return li[keep], ri[keep]
 
 
 def _combined(a: Mappings, li: np.ndarray, b: Mappings, ri: np.ndarray) -> Mappings:
@@ -479,7 +421,7 @@ class _Node:
         increments = [child.update(query, fresh) for child in self.children]
         if self.reset:
             increments = [child.now for child in self.children]
-        found = _aligned(self.compute(query, increments), self.names).distinct()
+        found = aligned(self.compute(query, increments), self.names).distinct()
         if self.reset:
             self.now = found
             return found
@@ -555,7 +497,7 @@ class _Bgp(_Node):
         found = found.take(np.flatnonzero(self._short(found.t1, found.t2)))
         if self.binds:
             found = query._expressions.extend(found, self.binds)
-        found = _aligned(found, self.names).distinct()
+        found = aligned(found, self.names).distinct()
         new = _minus(found, self.now)
         self.now = _union([self.now, new], self.names)
         return new
@@ -609,7 +551,7 @@ class _Seq(_Binary):
         found = []
         for a, b in parts:
             if len(a) and len(b):
-                li, ri = _before_pairs(a, b, self.bound)
+                li, ri = before_pairs(a, b, self.bound)
                 found.append(_combined(a, li, b, ri))
         return _union(found, self.names)
 
@@ -642,7 +584,7 @@ class _OptionalSeq(_Binary):
         if not len(m):
             return _empty(self.names)
         o = self.left.every()
-        li, ri = _before_pairs(o, m, None)
+        li, ri = before_pairs(o, m, None)
         joined = _combined(o, li, m, ri)
         ev = query._expressions
         keep = ev.holds(self.condition, joined, joined.t1, joined.t2)
@@ -749,7 +691,7 @@ class _SubSelect(_Unary):
 
     def compute(self, query: EpsparqlQuery, increments: list[Mappings]) -> Mappings:
         found = query._expressions.extend(increments[0], self.expressions)
-        return _aligned(found, self.names)
+        return aligned(found, self.names)
 
 
 def _tree(pattern: EventPattern) -> _Node:
@@ -1182,22 +1124,10 @@ class EpsparqlQuery(InstantQuery):
 
     def _answers(self, found: Mappings) -> list[Solution]:
         """The solutions as ``⟨μ, tα, tω⟩`` of terms."""
-        names = sorted(found.columns)
-        columns = [found.columns[n].tolist() for n in names]
-        terms = self._decoded
-        if names and len(found):
-            ids = np.unique(np.concatenate([found.columns[n] for n in names]))
-            new = [i for i in ids.tolist() if i != UNBOUND and i not in terms]
-            if new:
-                if len(terms) > _MEMO_LIMIT:
-                    terms.clear()
-                    new = [i for i in ids.tolist() if i != UNBOUND]
-                terms.update(zip(new, self.terms.nodes(np.asarray(new)), strict=True))  # type: ignore[arg-type]
-        rows = zip(*columns, strict=True) if names else ((),) * len(found)
-        return [
-            (Mu({n: terms[i] for n, i in zip(names, ids, strict=True) if i != UNBOUND}), a, b)
-            for ids, a, b in zip(rows, found.t1.tolist(), found.t2.tolist(), strict=True)
-        ]
+        if len(self._decoded) > _MEMO_LIMIT:
+            self._decoded.clear()
+        mus = decoded(found, self.terms, self._decoded)
+        return list(zip(mus, found.t1.tolist(), found.t2.tolist(), strict=True))
 
     def _report(self, times: list[int], answers: Mappings) -> list[Result]:
         """The results at each instant of ``times``, given the root's solutions ending at

@@ -1,6 +1,7 @@
 """Event mappings in columns, and the operators event patterns are evaluated with over them
-(RSEP-QL Sect. 4.2-4.4): compatible joins, the intervals' order ``≺`` that selection
-policies pick by, and sets of mappings.
+(RSEP-QL Sect. 4.2-4.4, EP-SPARQL Sect. 4.2, CQELS-CEP Sect. 4.2): compatible joins, a band
+join for "ends before the other starts" (SEQ), anti-joins for the negated forms, the
+intervals' order ``≺`` that selection policies pick by, and sets of mappings.
 
 An event mapping ``(μ, t1, t2)`` is a row: its interval, a term id per variable
 (:data:`UNBOUND` where ``μ`` leaves one unbound) and the *context* it was found under, the
@@ -13,25 +14,33 @@ consumption takes out of the potential input (Def. 8-10).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from rsep.engine.dataset import spans_of
 from rsep.engine.pattern import equal_pairs, join_keys
+from rsep.engine.terms import TermDictionary
+from rsep.rdf.sparql import Mu
+from rsep.rdf.terms import Term
 
 __all__ = [
     "UNBOUND",
     "WHOLE",
     "Mappings",
+    "aligned",
+    "before_pairs",
     "compatible_pairs",
     "concatenated",
+    "decoded",
     "distinct_rows",
     "dominant",
     "in_rows",
     "joined_leaves",
     "merged",
     "row_groups",
+    "unblocked",
 ]
 
 UNBOUND = -1
@@ -121,6 +130,33 @@ def concatenated(a: Mappings, b: Mappings) -> Mappings:
         {n: np.concatenate([a.columns[n], b.columns[n]]) for n in a.columns},
         leaves,
     )
+
+
+def aligned(found: Mappings, names: Sequence[str]) -> Mappings:
+    """``found`` with a column for each of ``names`` (:data:`UNBOUND` where it had none)."""
+    if set(found.columns) == set(names):
+        return found
+    n = len(found)
+    columns = {m: found.columns.get(m, np.full(n, UNBOUND, np.int32)) for m in names}
+    return Mappings(found.context, found.t1, found.t2, columns, found.leaves)
+
+
+def decoded(found: Mappings, dictionary: TermDictionary, cache: dict[int, Term]) -> list[Mu]:
+    """The ``μ`` of each row as terms (``cache``: terms decoded before, by id)."""
+    names = sorted(found.columns)
+    if names and len(found):
+        ids = np.unique(np.concatenate([found.columns[n] for n in names]))
+        new = [i for i in ids.tolist() if i != UNBOUND and i not in cache]
+        if new:
+            cache.update(zip(new, dictionary.nodes(np.asarray(new)), strict=True))  # type: ignore[arg-type]
+    rows = (
+        zip(*(found.columns[n].tolist() for n in names), strict=True)
+        if names
+        else ((),) * len(found)
+    )
+    return [
+        Mu({n: cache[i] for n, i in zip(names, ids, strict=True) if i != UNBOUND}) for ids in rows
+    ]
 
 
 def _masks(columns: Sequence[np.ndarray], n: int) -> np.ndarray:
@@ -226,11 +262,43 @@ def row_groups(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = len(table)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.lexsort(table.T[::-1])
-    ordered = table[order]
-    new = np.ones(n, bool)
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    keys = _packed(table)
+    order = np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(keys[::-1])
+    new = np.zeros(n, bool)
+    for key in keys:
+        ordered = key[order]
+        new[1:] |= ordered[1:] != ordered[:-1]
+    new[0] = True
     return order, np.cumsum(new) - 1
+
+
+def _packed(table: np.ndarray) -> list[np.ndarray]:
+    """An int64 table's rows as few int64 keys that order and compare as the rows do: the
+    columns' offsets from their least value side by side in as few words as their ranges
+    allow (one sort key instead of one per column)."""
+    keys: list[np.ndarray] = []
+    key: np.ndarray | None = None
+    used = 0
+    for column in table.T:
+        low, high = int(column.min()), int(column.max())
+        bits = (high - low).bit_length()
+        if bits > 62:
+            if key is not None:
+                keys.append(key)
+            keys.append(column)
+            key, used = None, 0
+            continue
+        offset = column - low if low else column
+        if key is None or used + bits > 62:
+            if key is not None:
+                keys.append(key)
+            key, used = offset.astype(np.int64, copy=True), bits
+        else:
+            key = (key << bits) | offset
+            used += bits
+    if key is not None:
+        keys.append(key)
+    return keys
 
 
 def distinct_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -255,3 +323,86 @@ def in_rows(rows: np.ndarray, among: np.ndarray) -> np.ndarray:
     out = np.empty(len(rows), bool)
     out[order[~theirs]] = found[group[~theirs]]
     return out
+
+
+def before_pairs(
+    a: Mappings, b: Mappings, bound: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The compatible pairs of ``a`` and ``b`` in one context with ``a`` ending before ``b``
+    starts (``t2 < t3``: SEQ) and, with ``bound``, lasting together at most ``bound``: a band
+    join, each ``b`` meeting the ``a`` of its key in a range of end times (sorted, found by
+    bisection) when the shared variables are bound in every row; else every compatible
+    pair, filtered."""
+    if not len(a) or not len(b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    shared = sorted(a.columns.keys() & b.columns.keys())
+    useful = a.t2 < b.t1.max()
+    if bound is not None:
+        useful &= a.t1 >= b.t2.min() - bound
+    rows = np.flatnonzero(useful)
+    lowest = min(int(a.context.min()), int(b.context.min()))
+    by_context = max(int(a.context.max()), int(b.context.max())) != lowest
+    left = [a.columns[n][rows] for n in shared]
+    right = [b.columns[n] for n in shared]
+    if all((c != UNBOUND).all() for c in (*left, *right)):
+        lkeys = [a.context[rows], *left] if by_context else left
+        rkeys = [b.context, *right] if by_context else right
+        lk, rk = (
+            join_keys(lkeys, rkeys)
+            if lkeys
+            else (np.zeros(len(rows), np.int64), np.zeros(len(b), np.int64))
+        )
+        ends = a.t2[rows]
+        order = np.lexsort((ends, lk))
+        lk, ends = lk[order], ends[order]
+        keys = np.concatenate([lk, rk])
+        _, rank = np.unique(keys, return_inverse=True)
+        rank = rank.reshape(-1).astype(np.int64)
+        floor = b.t2 - bound if bound is not None else np.full(len(b), np.iinfo(np.int64).min)
+        low = int(min(ends.min(initial=0), floor.min(), b.t1.min()))
+        span = int(max(ends.max(initial=0), b.t1.max())) - low + 2
+        if span * (int(rank.max(initial=0)) + 2) < 2**62:
+            here = rank[: len(lk)] * span + (ends - low)
+            theirs = rank[len(lk) :] * span
+            start = np.searchsorted(here, theirs + np.maximum(floor, low) - low, "left")
+            stop = np.searchsorted(here, theirs + (b.t1 - low), "left")
+            stop = np.maximum(stop, start)
+            li = rows[order[spans_of(start, stop)]]
+            ri = np.repeat(np.arange(len(b)), stop - start)
+            if bound is not None:
+                keep = b.t2[ri] - a.t1[li] <= bound
+                li, ri = li[keep], ri[keep]
+            return li, ri
+    li, ri = compatible_pairs(
+        [a.context[rows], *left],
+        [b.context, *right],
+        len(rows),
+        len(b),
+        equal=1,
+    )
+    li = rows[li]
+    keep = a.t2[li] < b.t1[ri]
+    if bound is not None:
+        keep &= b.t2[ri] - a.t1[li] <= bound
+    return li[keep], ri[keep]
+
+
+def unblocked(
+    found: Mappings, negative: Mappings, blocks: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """Which rows of ``found`` no compatible row of ``negative`` in the same context blocks
+    (``blocks(i, j)``: whether negative row ``j[k]`` blocks row ``i[k]``, for pairs): the
+    anti-join of a negated form (CQELS-CEP's SEQ_WO, NO_HEAD, NO_TAIL)."""
+    keep = np.ones(len(found), bool)
+    if not len(found) or not len(negative):
+        return keep
+    shared = sorted(found.columns.keys() & negative.columns.keys())
+    li, ri = compatible_pairs(
+        [found.context, *(found.columns[n] for n in shared)],
+        [negative.context, *(negative.columns[n] for n in shared)],
+        len(found),
+        len(negative),
+        equal=1,
+    )
+    keep[li[blocks(li, ri)]] = False
+    return keep

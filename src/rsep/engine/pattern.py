@@ -490,16 +490,20 @@ def join_keys(
     rows' keys are."""
     if len(left) == 1:
         return left[0].astype(np.int64), right[0].astype(np.int64)
+
+    def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (a.astype(np.int64) << 32) | (b.astype(np.int64) & 0xFFFFFFFF)
+
     if len(left) == 2:
-
-        def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            return (a.astype(np.int64) << 32) | (b.astype(np.int64) & 0xFFFFFFFF)
-
         return pair(*left), pair(*right)
-    both = np.concatenate([np.stack(left, axis=1), np.stack(right, axis=1)])
-    _, codes = np.unique(both, axis=0, return_inverse=True)
-    codes = codes.reshape(-1).astype(np.int64)
-    return codes[: len(left[0])], codes[len(left[0]) :]
+    # more columns: two at a time, each pair renumbered densely (1-d sorts, not rows')
+    n = len(left[0])
+    code = np.concatenate([left[0], right[0]]).astype(np.int64)
+    for k in range(1, len(left)):
+        if k > 1:
+            code = np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        code = pair(code, np.concatenate([left[k], right[k]]))
+    return code[:n], code[n:]
 
 
 def _empty(width: int) -> Solutions:

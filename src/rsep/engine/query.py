@@ -169,8 +169,8 @@ def incremental_query(
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
     is the oracle's start of the time range; every evaluator reads both.
     ``dictionary`` is the term ids of the batches it takes, shared with other queries pushed
-    the same batches: the SPAseq, RSP-QL and RSEP-QL evaluators take batches (the EP-SPARQL
-    and CQELS-CEP ones take events)."""
+    the same batches: the SPAseq, RSP-QL, RSEP-QL and CQELS-CEP evaluators take batches
+    (the EP-SPARQL one takes events)."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
@@ -189,7 +189,7 @@ def incremental_query(
     if kinds & {CepSeq, CepWindow}:
         from rsep.engine.cqelscep import CqelscepQuery
 
-        return CqelscepQuery(plan, graphs, start=start)
+        return CqelscepQuery(plan, graphs, start=start, dictionary=dictionary)
     if StreamBgp in kinds:
         from rsep.engine.epsparql import EpsparqlQuery
 
@@ -288,13 +288,18 @@ def _columnar(query: IncrementalQuery) -> IncrementalQuery:
 def batch_reason(plan: Plan) -> str | None:
     """Why the engine's evaluator of ``plan`` does not take batches of term ids read
     straight from files (``None``: it does): SPAseq sequences on the columnar engine
-    (:func:`rsep.engine.sequence.columnar_reason`) and RSP-QL graph patterns over windows
-    do."""
+    (:func:`rsep.engine.sequence.columnar_reason`), RSP-QL graph patterns over windows and
+    CQELS-CEP event clauses do."""
     if plan.sequences():
         from rsep.engine.sequence import columnar_reason
 
         return columnar_reason(plan)
     if isinstance(plan.r2r, GraphPatternRef):
+        return None
+    r2r = plan.r2r
+    root = r2r.event if isinstance(r2r, EventJoin) else r2r
+    kinds = {type(node) for node in root.walk()} if isinstance(root, EventPattern) else set()
+    if Match not in kinds and kinds & {CepSeq, CepWindow}:
         return None
     return f"the evaluator of a {type(plan.r2r).__name__} takes events"
 

@@ -68,6 +68,7 @@ from rsep.engine.event_operators import (
     Mappings,
     compatible_pairs,
     concatenated,
+    decoded,
     distinct_rows,
     dominant,
     in_rows,
@@ -477,20 +478,7 @@ class RsepqlQuery(ContinuousWindowQuery):
 
     def _decoded(self, found: Mappings) -> list[Mu]:
         """The ``μ`` of each event mapping, as terms (MATCH drops the intervals, Sect. 4.2)."""
-        names = sorted(found.columns)
-        columns = [found.columns[n] for n in names]
-        terms = self._terms
-        if columns and len(found):
-            new = [i for i in np.unique(np.concatenate(columns)).tolist() if i not in terms]
-            if UNBOUND in new:
-                new.remove(UNBOUND)
-            if new:
-                terms.update(zip(new, self.dictionary.nodes(np.asarray(new)), strict=True))  # type: ignore[arg-type]
-        rows = zip(*(c.tolist() for c in columns), strict=True) if columns else ((),) * len(found)
-        return [
-            Mu({n: terms[i] for n, i in zip(names, ids, strict=True) if i != UNBOUND})
-            for ids in rows
-        ]
+        return decoded(found, self.dictionary, self._terms)
 
     def _used(
         self, pattern: GraphPatternRef, graph: frozenset[Triple], mu: Mu

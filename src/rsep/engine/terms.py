@@ -79,6 +79,10 @@ class TypedValues:
     """bool: ``number`` is exactly the literal's value (always for float and double)."""
 
 
+_FOUND_LIMIT = 4096
+"""Texts :meth:`TermDictionary.lookup` remembers at most."""
+
+
 class TermDictionary:
     """RDF terms in N-Triples form dictionary-encoded to int32 ids, with a side table of
     typed values computed once per term. Ids are stable for the dictionary's lifetime."""
@@ -90,6 +94,7 @@ class TermDictionary:
         """Held while the index is searched or terms added (a reader thread encodes while
         the engine interns its constants)."""
         self._spellings: dict[str, int] = {}  # the other spellings met -> id
+        self._found: dict[str, int] = {}  # texts looked up -> id
         self._nodes: list[Node | None] = []  # None: made from the text when asked
         self._size = 0
         capacity = 1024
@@ -105,6 +110,7 @@ class TermDictionary:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("_found", {})
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
@@ -216,15 +222,23 @@ class TermDictionary:
         return int(self.ids(pa.array([text], pa.string()))[0])
 
     def lookup(self, text: str) -> int:
-        """The id of ``text``, or -1 when that term was never added (adds nothing)."""
+        """The id of ``text``, or -1 when that term was never added (adds nothing); ids
+        found are remembered (a pattern's constants are looked up at every batch)."""
+        found = self._found.get(text)
+        if found is not None:
+            return found
         ident = self._known(text)
+        if ident < 0:
+            try:
+                canonical = _canonical([text])[0][1]
+            except ValueError:
+                return -1
+            ident = self._known(canonical)
         if ident >= 0:
-            return ident
-        try:
-            canonical = _canonical([text])[0][1]
-        except ValueError:
-            return -1
-        return self._known(canonical)
+            if len(self._found) >= _FOUND_LIMIT:
+                self._found.clear()
+            self._found[text] = ident
+        return ident
 
     def _known(self, text: str) -> int:
         """The id of a spelling met, or -1."""
