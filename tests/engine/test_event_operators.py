@@ -13,6 +13,7 @@ from rsep.engine.event_operators import (
     UNBOUND,
     Mappings,
     compatible_pairs,
+    distinct_rows,
     dominant,
     in_rows,
     merged,
@@ -133,3 +134,28 @@ def test_in_rows() -> None:
     among = np.array([[1, 4], [9, 9]], np.int64)
     assert in_rows(rows, among).tolist() == [False, False, True]
     assert in_rows(rows, np.zeros((0, 2), np.int64)).tolist() == [False] * 3
+
+
+@pytest.mark.parametrize("rows", [5, 300, 3000])
+def test_distinct_rows_equal_numpys_on_columns_of_every_range(rows: int) -> None:
+    """Rows made one and sorted as ``np.unique`` does, whether their columns are sorted one
+    by one (few rows) or packed into few words (many), with columns of small ranges, times
+    of 40 bits, unbound ids, ``WHOLE`` and the extremes of int64."""
+    rng = Random(rows)
+    extremes = [np.iinfo(np.int64).max, np.iinfo(np.int64).min, UNBOUND, 0]
+    for _ in range(30):
+        columns = []
+        for _ in range(rng.randint(1, 6)):
+            kind = rng.randrange(3)
+            if kind == 0:
+                values = [rng.randint(-1, 3) for _ in range(rows)]
+            elif kind == 1:
+                values = [rng.randint(0, 2**40) for _ in range(rows)]
+            else:
+                values = [rng.choice(extremes) for _ in range(rows)]
+            columns.append(np.array(values, np.int64))
+        table = np.stack(columns, axis=1)
+        found, inverse = distinct_rows(table)
+        expected, where = np.unique(table, axis=0, return_inverse=True)
+        assert found.tolist() == expected.tolist()
+        assert inverse.tolist() == where.reshape(-1).tolist()

@@ -49,6 +49,9 @@ UNBOUND = -1
 WHOLE = np.iinfo(np.int64).max
 """The upper bound of the active window ``W^id`` (RSEP-QL Sect. 4.3): none."""
 
+_FEW_ROWS = 256
+"""Rows :func:`row_groups` sorts column by column (packing them costs more)."""
+
 Leaves = tuple[np.ndarray, np.ndarray]
 """Pairs ``(row, leaf)``: row ``row`` is justified by basic-event solution ``leaf``."""
 
@@ -262,7 +265,7 @@ def row_groups(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = len(table)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keys = _packed(table)
+    keys = _packed(table) if n > _FEW_ROWS else list(table.T)
     order = np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(keys[::-1])
     new = np.zeros(n, bool)
     for key in keys:

@@ -80,7 +80,9 @@ class TypedValues:
 
 
 _FOUND_LIMIT = 4096
-"""Texts :meth:`TermDictionary.lookup` remembers at most."""
+"""Texts :meth:`TermDictionary.lookup` and :meth:`TermDictionary.encode` remember at most."""
+_FEW = 64
+"""Texts :meth:`TermDictionary.encode` looks up one by one before calling Arrow."""
 
 
 class TermDictionary:
@@ -119,7 +121,18 @@ class TermDictionary:
 
     def encode(self, texts: pa.Array | pa.ChunkedArray | Sequence[str]) -> np.ndarray:
         """The int32 ids of ``texts``, one per text: distinct texts found by Arrow, and only
-        the new ones parsed; a ``ValueError`` names a text that is not a term (or a null)."""
+        the new ones parsed (a few texts met before: from the texts remembered); a
+        ``ValueError`` names a text that is not a term (or a null)."""
+        if isinstance(texts, list) and len(texts) <= _FEW:
+            found = self._found
+            known = [found.get(text, -1) for text in texts]
+            if -1 not in known:  # a few texts met before: no Arrow call
+                return np.array(known, np.int32)
+            ids = self.encode(pa.array(texts, pa.string()))
+            if len(found) + len(texts) > _FOUND_LIMIT:
+                found.clear()
+            found.update(zip(texts, ids.tolist(), strict=True))
+            return ids
         array = texts if isinstance(texts, pa.Array | pa.ChunkedArray) else pa.array(texts)
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
