@@ -18,6 +18,7 @@ from pyoxigraph import Triple
 
 from rsep.algebra.plan import Plan
 from rsep.engine import incremental_query
+from rsep.engine.batch import batches_of
 from rsep.engine.bgp import BgpMatcher
 from rsep.engine.query import IncrementalQuery
 from rsep.rdf.event import Event, StreamSet
@@ -43,11 +44,15 @@ SLOW = settings(
 class Driver:
     """How the engine is fed: batch sizes (cycled; one batch when none given), the watermark
     advance after each batch (a fraction of the room before the next event, ``None`` for
-    none), and after which batches the query is pickled and read back."""
+    none), after which batches the query is pickled and read back, and whether batches go
+    in as term ids."""
 
     batches: tuple[int, ...] = ()
     advances: tuple[float | None, ...] = ()
     pickles: tuple[bool, ...] = ()
+    ids: bool = False
+    """Whether each batch is pushed as a :class:`~rsep.engine.batch.TripleBatch` of the
+    query's dictionary (when it takes them), as a file read straight into ids is."""
 
 
 ONE_BATCH = Driver()
@@ -149,7 +154,10 @@ def feed(
     while position < len(events):
         batch = events[position : position + sizes[step % len(sizes)]]
         position += len(batch)
-        out += query.push(batch)
+        if driver.ids and query.dictionary is not None:
+            out += query.push(next(batches_of(batch, query.dictionary, len(batch))))
+        else:
+            out += query.push(batch)
         advance = driver.advances[step] if step < len(driver.advances) else None
         if advance is not None:
             last = batch[-1].t_end

@@ -643,6 +643,7 @@ class Generator:
             tuple(rng.randint(1, 3) for _ in range(rng.randint(1, 3))),
             tuple(rng.choice([None, rng.random()]) for _ in range(rng.randint(0, 8))),
             tuple(rng.random() < 0.3 for _ in range(rng.randint(0, 8))),
+            rng.random() < 0.5,
         )
 
     def case(self) -> Case:

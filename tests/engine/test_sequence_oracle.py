@@ -580,14 +580,15 @@ class _Skip(Exception):
 
 @st.composite
 def drivers(draw: st.DrawFn) -> Driver:
-    """Random batch sizes (1-5), watermark advances (half the batches) and pickles (one
-    batch in six), from one drawn seed."""
+    """Random batch sizes (1-5), watermark advances (half the batches), pickles (one
+    batch in six) and batches of term ids (one case in two), from one drawn seed."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     n = 12
     return Driver(
         tuple(rng.randint(1, 5) for _ in range(n)),
         tuple(rng.random() if rng.random() < 0.5 else None for _ in range(n)),
         tuple(rng.random() < 1 / 6 for _ in range(n)),
+        rng.random() < 0.5,
     )
 
 

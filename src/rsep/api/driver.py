@@ -6,7 +6,8 @@ Every caller runs a query through here (``rsep run``, ``rsep bench``, the Python
 - ``reference``: the oracle (:func:`rsep.semantics.evaluate`, the papers' definitions);
 - ``local``: the engine in this process. A plan whose evaluator takes batches of term ids
   (:func:`rsep.engine.query.batch_reason`: SPAseq sequences, RSP-QL graph patterns over
-  windows, CQELS-CEP event clauses) over stream files reads them straight into batches
+  windows, CQELS-CEP event clauses, EP-SPARQL event patterns) over stream files reads them
+  straight into batches
   (:func:`rsep.engine.batch.read_batches`, merged in time order); any other plan or input
   goes to :func:`rsep.engine.incremental_query`'s evaluator, fed by the one
   driver loop (:func:`rsep.engine.query.drive`);

@@ -73,7 +73,7 @@ from rsep.algebra.gpm import group_of, inner_group
 from rsep.algebra.occurrences import TriplePatterns, Variable, derived_triples, sigma, timed
 from rsep.algebra.passes import apply_profile
 from rsep.algebra.plan import Construct, EventJoin, Plan, Rule, SubSelect
-from rsep.engine.batch import _node_text
+from rsep.engine.batch import TripleBatch, _node_text, event_range
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import InstantDataset, TimeVarying, background_source
 from rsep.engine.event_operators import (
@@ -114,7 +114,7 @@ stream with the derived occurrences)."""
 
 _MEMO_LIMIT = 200_000
 _EVENTS_AT_ONCE = 1 << 14
-"""Complete instants' events evaluated in one call at most (memory of a long push)."""
+"""Complete instants' occurrences evaluated in one call at most (memory of a long push)."""
 _CHUNK = 256
 """New occurrences a BGP under WITHIN takes at a time (the pairs of a whole push would
 grow with its square)."""
@@ -804,14 +804,18 @@ class EpsparqlQuery(InstantQuery):
     carries) make ``clos_Q(S)``; from ``start`` (the oracle's start of the range) the
     answers are reported as :class:`~rsep.engine.projection.Output` says."""
 
+    dictionary: TermDictionary
+
     def __init__(
         self,
         plan: Plan,
         graphs: Mapping[str, frozenset[Triple] | TimeVarying] | None = None,
         *,
         start: int | None = None,
+        dictionary: TermDictionary | None = None,
     ) -> None:
-        """``graphs``: static or time-varying (RSP-QL Def. 10)."""
+        """``graphs``: static or time-varying (RSP-QL Def. 10); ``dictionary``: the term
+        ids of the batches it takes, shared with other queries."""
         plan = apply_profile(plan)
         params = plan.parameters
         given = graphs or {}
@@ -855,8 +859,7 @@ class EpsparqlQuery(InstantQuery):
                     self._sources[node.source] = wider
         if self.rules and None not in self._sources:
             self._sources[None] = 0  # derived occurrences no pattern reads
-        self.terms = TermDictionary()
-        """The term ids of the occurrences and solutions."""
+        self.dictionary = TermDictionary() if dictionary is None else dictionary
         self.occurrences = {source: _Occurrences() for source in self._sources}
         self._keys = _Keys()
         self._constants: dict[Term, int] = {}
@@ -887,6 +890,11 @@ class EpsparqlQuery(InstantQuery):
         self.__dict__.update(state)
         self._prepare()
 
+    @property
+    def terms(self) -> TermDictionary:
+        """The term ids of the occurrences and solutions (and of the batches pushed)."""
+        return self.dictionary
+
     def _constant(self, term: Term) -> int:
         """The match key of a pattern's constant (interned once)."""
         known = self._constants.get(term)
@@ -906,10 +914,15 @@ class EpsparqlQuery(InstantQuery):
 
     # IncrementalQuery --------------------------------------------------------------------
 
-    def push(self, events: Iterable[Event]) -> list[Result]:
+    def push(self, events: Iterable[Event] | TripleBatch) -> list[Result]:
         """Take a batch of events in non-decreasing time (of every stream: ``S`` merges
-        them); return the answers of every instant the batch completes."""
+        them), as objects or a batch of :attr:`dictionary`'s ids; return the answers of
+        every instant the batch completes."""
         self._check_open()
+        if isinstance(events, TripleBatch):
+            if self.closure is None and self._batch_in_order(events):
+                return self._push_batch(events)
+            events = events.events(self.dictionary)
         if self.closure is not None:
             events = entail_events(events, self.closure)
         events = list(events)
@@ -940,23 +953,64 @@ class EpsparqlQuery(InstantQuery):
 
     def _push_in_order(self, events: list[Event]) -> list[Result]:
         """:meth:`push` of events in time order: every instant before the last one is
-        complete and evaluated (a cap's worth at a time); the last one is held."""
+        complete and evaluated (:meth:`_complete`); the last one is held."""
         held = self._pending + events
         last = events[-1].t_end
         cut = len(held)
         while cut and held[cut - 1].t_end == last:
             cut -= 1
         self._pending, self._pending_time = held[cut:], last
+        return self._complete(*self._occurrence_rows(held[:cut]))
+
+    def _batch_in_order(self, batch: TripleBatch) -> bool:
+        """Whether a batch of ids goes in whole (:meth:`_push_batch`): in time order, none
+        before the held instant nor at or before the watermark, and instants evaluated
+        together (else its events go one by one, refused naming the event)."""
+        if not len(batch) or self._one_by_one:
+            return False
+        end = batch.event_end
+        floor = self._pending_time if self._pending_time is not None else self._last_time
+        first = int(end[0])
+        if (floor is not None and first < floor) or (
+            self.watermark is not None and first <= self.watermark
+        ):
+            return False
+        return bool(np.all(end[1:] >= end[:-1]))
+
+    def _push_batch(self, batch: TripleBatch) -> list[Result]:
+        """:meth:`push` of a batch of ids in time order: its occurrences taken as they are
+        (no text per term); every instant before its last is complete, the last is held."""
+        last = int(batch.event_end[-1])
+        cut = int(np.searchsorted(batch.event_end, last, "left"))
+        if self._pending_time is not None and self._pending_time < last:
+            rows, stream = self._occurrence_rows(self._pending)
+            self._pending = []
+        else:
+            rows, stream = np.zeros((0, 5), np.int64), np.zeros(0, object)
+        self._pending += event_range(batch, cut, len(batch)).events(self.dictionary)
+        self._pending_time = last
+        head = event_range(batch, 0, cut)
+        count = np.bincount(head.triple_event, minlength=len(head))
+        ordered = np.empty((len(head.s), 5), np.int64)
+        ordered[:, 0], ordered[:, 1], ordered[:, 2] = head.s, head.p, head.o
+        ordered[:, 3] = np.repeat(head.event_start, count)
+        ordered[:, 4] = np.repeat(head.event_end, count)
+        names = np.asarray(head.streams, object)[np.repeat(head.event_stream, count)]
+        return self._complete(np.concatenate([rows, ordered]), np.concatenate([stream, names]))
+
+    def _complete(self, rows: np.ndarray, stream: np.ndarray) -> list[Result]:
+        """Evaluate complete instants' occurrences (rows in time order), a cap's worth of
+        them at a time, an instant never split."""
         out: list[Result] = []
+        ends = rows[:, 4]
         lo = 0
-        while lo < cut:
-            hi = min(lo + _EVENTS_AT_ONCE, cut)
-            while hi < cut and held[hi].t_end == held[hi - 1].t_end:  # an instant is whole
-                hi += 1
-            chunk = held[lo:hi]
-            times = sorted({e.t_end for e in chunk})
+        while lo < len(rows):
+            hi = min(lo + _EVENTS_AT_ONCE, len(rows))
+            if hi < len(rows):  # an instant is whole
+                hi = int(np.searchsorted(ends, ends[hi - 1], "right"))
+            times = np.unique(ends[lo:hi]).tolist()
             self._last_time = times[-1]
-            out += self._evaluate(times, chunk)
+            out += self._evaluate(times, rows[lo:hi], stream[lo:hi])
             lo = hi
         return out
 
@@ -991,18 +1045,19 @@ class EpsparqlQuery(InstantQuery):
         if self._one_by_one:
             out: list[Result] = []
             for t, events in queue:
-                out += self._evaluate([t], events)
+                out += self._evaluate([t], *self._occurrence_rows(events))
             return out
-        return self._evaluate([t for t, _ in queue], [e for _, events in queue for e in events])
+        rows, stream = self._occurrence_rows([e for _, events in queue for e in events])
+        return self._evaluate([t for t, _ in queue], rows, stream)
 
-    def _evaluate(self, times: list[int], events: list[Event]) -> list[Result]:
-        """The instants ``times`` (increasing), whose events are ``events``: their
-        occurrences enter the stream, every tree computes its solutions ending at them, the
-        rules' derivations re-enter until none is new (``clos_Q``, one instant), and the
-        root's solutions are the answers at each instant."""
+    def _evaluate(self, times: list[int], rows: np.ndarray, stream: np.ndarray) -> list[Result]:
+        """The instants ``times`` (increasing), whose occurrences are ``rows`` (``(s, p,
+        o, t, t')`` of ids, each one's ``stream``): they enter the stream, every tree
+        computes its solutions ending at them, the rules' derivations re-enter until none is
+        new (``clos_Q``, one instant), and the root's solutions are the answers at each
+        instant."""
         first = times[0]
         self._prune(first)
-        rows, stream = self._occurrence_rows(events)
         fresh: Fresh = {}
         for source, table in self.occurrences.items():
             fresh[source] = table.add(rows if source is None else rows[stream == source], self._key)

@@ -169,8 +169,7 @@ def incremental_query(
     ``graphs`` holds static graphs or time-varying ones (RSP-QL Def. 10), and ``start``
     is the oracle's start of the time range; every evaluator reads both.
     ``dictionary`` is the term ids of the batches it takes, shared with other queries pushed
-    the same batches: the SPAseq, RSP-QL, RSEP-QL and CQELS-CEP evaluators take batches
-    (the EP-SPARQL one takes events)."""
+    the same batches: every evaluator takes batches."""
     if plan.sequences():
         from rsep.engine.sequence import SequenceQuery
 
@@ -193,7 +192,7 @@ def incremental_query(
     if StreamBgp in kinds:
         from rsep.engine.epsparql import EpsparqlQuery
 
-        return EpsparqlQuery(plan, graphs, start=start)
+        return EpsparqlQuery(plan, graphs, start=start, dictionary=dictionary)
     raise UserError(
         f"the engine does not evaluate a plan whose r2r is {type(root).__name__}; "
         "use --engine reference"
@@ -288,8 +287,8 @@ def _columnar(query: IncrementalQuery) -> IncrementalQuery:
 def batch_reason(plan: Plan) -> str | None:
     """Why the engine's evaluator of ``plan`` does not take batches of term ids read
     straight from files (``None``: it does): SPAseq sequences on the columnar engine
-    (:func:`rsep.engine.sequence.columnar_reason`), RSP-QL graph patterns over windows and
-    CQELS-CEP event clauses do."""
+    (:func:`rsep.engine.sequence.columnar_reason`), RSP-QL graph patterns over windows,
+    CQELS-CEP event clauses and EP-SPARQL event patterns do."""
     if plan.sequences():
         from rsep.engine.sequence import columnar_reason
 
@@ -299,7 +298,7 @@ def batch_reason(plan: Plan) -> str | None:
     r2r = plan.r2r
     root = r2r.event if isinstance(r2r, EventJoin) else r2r
     kinds = {type(node) for node in root.walk()} if isinstance(root, EventPattern) else set()
-    if Match not in kinds and kinds & {CepSeq, CepWindow}:
+    if Match not in kinds and kinds & {CepSeq, CepWindow, StreamBgp}:
         return None
     return f"the evaluator of a {type(plan.r2r).__name__} takes events"
 
