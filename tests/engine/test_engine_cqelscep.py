@@ -56,6 +56,7 @@ from rsep.engine import incremental_query
 from rsep.engine.cqelscep import CqelscepQuery, Operators
 from rsep.engine.event_operators import UNBOUND, Mappings
 from rsep.engine.projection import Answer
+from rsep.engine.query import drive
 from rsep.engine.terms import TermDictionary
 from rsep.errors import UserError
 from rsep.lang import get_dialect, parse_query
@@ -879,14 +880,65 @@ def test_an_event_out_of_time_order_is_refused() -> None:
 
 
 def test_a_long_interval_item_after_its_start_was_answered_names_lateness() -> None:
-    """[2, 9] arrives after the answers at 3 are final: the window held it from 2 on, so
-    the engine cannot give the oracle's answer; the error names the parameter to set."""
+    """[2, 9] arrives in a later push than 1, 3 and 5, after the answers at 3 are final:
+    the window held it from 2 on, so the engine cannot give the oracle's answer; the error
+    names the parameter to set. In the same push as them it is taken before any instant is
+    answered, and the answers are the oracle's."""
     plan = compiled(ONE_WINDOW.format(seq="{?v :a ?s}, {?v :b ?s}"))
-    events = [item(S, 3, 3, ":u :a :m ."), item(S, 5, 5, ":u :a :m ."), item(S, 2, 9, ":u :b :m .")]
+    events = [
+        item(S, 1, 1, ":u :a :m ."),
+        item(S, 3, 3, ":u :a :m ."),
+        item(S, 5, 5, ":u :a :m ."),
+        item(S, 2, 9, ":u :b :m ."),
+    ]
+    query = incremental_query(plan)
+    query.push(events[:3])
     with pytest.raises(UserError, match="lateness = 0"):
-        incremental_query(plan).push(events)
+        query.push(events[3:])
+    assert canonical(engine(plan, events)) == oracle(plan, events) != []
     late = override(plan, {"lateness": 7})
-    assert canonical(engine(late, events)) == oracle(late, events)
+    assert canonical(engine(late, events, driver=Driver(batches=(1,)))) == oracle(late, events)
+
+
+def test_until_reads_the_interval_items_that_start_by_it() -> None:
+    """An item over [4, 8] ends after ``until`` = 6 but is in the windows from 4: the
+    driver loop reads ``lateness`` past ``until``, and reports nothing after it (the
+    oracle's answers at 4, 5 and 6)."""
+    plan = override(compiled(ONE_WINDOW.format(seq="{?v :a ?s}, {?v :b ?s}")), {"lateness": 10})
+    events = [
+        item(S, 0, 3, ":u :a :m ."),
+        item(S, 2, 4, ":u :b :m ."),
+        item(S, 5, 5, ":u :a :m ."),
+        item(S, 4, 8, ":u :b :m ."),
+        item(S, 9, 9, ":u :c :m ."),
+    ]
+    expected = canonical(evaluate(plan, streamset(plan, events), {}, until=6))
+    assert len(expected) == 3
+    assert canonical(drive(incremental_query(plan), events, until=6)) == expected
+
+
+def test_dstream_reports_what_leaves_when_the_background_loses_its_solutions() -> None:
+    """``D`` has no solution of the background pattern from 5 on: the SEQ's answer joined
+    with it leaves the answer there, which DStream reports (the answer's columns stay the
+    same when ``D`` binds nothing)."""
+    plan = compiled(
+        "SELECT * FROM :map FROM NAMED WINDOW :W ON :s [RANGE 10ms] WHERE { "
+        "WINDOW :W { SEQ ({?v :a ?s}, {?v :b ?s}) } ?v :type ?k }"
+    )
+    events = [item(S, 1, 1, ":u :a :m ."), item(S, 2, 2, ":u :b :m ."), item(S, 8, 8, ":u :c :m .")]
+    varying = TimeVaryingGraph(
+        (
+            Snapshot(graph(":u :type :bus ."), valid_until=4),
+            Snapshot(graph(":zz :other :bus ."), valid_from=5),
+        )
+    )
+    for r2s in ("dstream", "istream", "rstream"):
+        chosen = override(plan, {"r2s": r2s})
+        expected = oracle(chosen, events, {MAP: varying})  # type: ignore[dict-item]
+        assert expected != []
+        for driver in (ONE_BATCH, Driver(batches=(1,), pickles=(True, True, True))):
+            query = incremental_query(chosen, {MAP: varying})
+            assert canonical(feed(query, events, driver)[0]) == expected, (r2s, driver)
 
 
 def test_pickling_mid_stream_gives_the_same_results() -> None:

@@ -794,3 +794,27 @@ def test_solution_modifiers_on_the_answer_so_far(
     plan = paper.compiled(f"{text}\n{tail}")
     assert plan.modifiers is not None
     assert len(same(plan, events_of(paper.fixture("stock.trig")))) == count
+
+
+def test_equals_tells_apart_intervals_equal_modulo_two_to_the_32() -> None:
+    """EQUALS joins on both ends of the intervals: [0, T] and [2^32, T] (about 49.7 days
+    apart in ms) are different intervals, whatever the key packing does with wide
+    values."""
+    stream = EX + "S"
+
+    def bgp(p: str, o: str) -> StreamBgp:
+        return StreamBgp(GraphPatternRef(f"{{ ?x <{EX}{p}> ?{o} }}", frozenset({"x", o})))
+
+    def event(t: int, p: str, o: str) -> Event:
+        triple = Triple(NamedNode(EX + "u"), NamedNode(EX + p), NamedNode(EX + o))
+        return Event(stream, t, t, frozenset({triple}))
+
+    left = SeqJoin(bgp("a", "y"), bgp("c", "w"))
+    right = SeqJoin(bgp("b", "z"), bgp("c", "w"))
+    plan = Plan(Select(), Dataset(streams=(stream,)), EqJoin(left, right), Parameters.defaults())
+    far = 2**32
+    events = [event(0, "a", "m"), event(far, "b", "h"), event(far + 10, "c", "k")]
+    assert oracle(plan, events) == []
+    assert engine(plan, events) == []
+    near = [event(far, "a", "m"), event(far, "b", "h"), event(far + 10, "c", "k")]
+    assert engine(plan, near) == oracle(plan, near) != []

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 from pyoxigraph import Triple
@@ -63,7 +62,7 @@ from rsep.algebra.paths import PathGraph, match_path_triples
 from rsep.algebra.plan import Ask, Construct, EventJoin, Plan, Select
 from rsep.algebra.r2s import R2S
 from rsep.algebra.window import LandmarkWindow, interval_width
-from rsep.engine.batch import TripleBatch, _node_text, batches_of, event_range, in_time_order
+from rsep.engine.batch import TripleBatch, _node_text, batches_of, in_time_order
 from rsep.engine.bgp import GroupMatcher
 from rsep.engine.continuous import GraphSource, _at, background_source
 from rsep.engine.dataset import Group, compile_group, spans_of
@@ -100,6 +99,8 @@ TIME_MIN = -(2**63)
 _EMPTY = GraphPatternRef("{ }")
 _ROWS_AT_ONCE = 1 << 20
 """Window content rows one evaluation takes at most (instants are split beyond)."""
+_PAIRS_AT_ONCE = 1 << 20
+"""Pairs of window items (a SEQ's candidates) one evaluation takes at most."""
 _NONE = np.zeros(0, np.int64)
 
 
@@ -409,8 +410,9 @@ class IntervalOutput(Output):
 
     def __init__(self, plan: Plan, start: int | None = None) -> None:
         super().__init__(plan, answer_set=True, start=start)
-        self._previous: np.ndarray | None = None
-        """The projected answer at the instant before, rows ``(t1, t2, ids…)``."""
+        self._previous: tuple[list[str], np.ndarray] | None = None
+        """The projected answer at the instant before: its variables and rows ``(t1, t2,
+        ids…)``."""
         self._terms: dict[int, Term] = {}
 
     def instants(
@@ -477,9 +479,14 @@ class IntervalOutput(Output):
         form."""
         k = len(times)
         shown = np.ones(k, bool) if self.start is None else times >= self.start
-        previous = self._previous
-        if previous is None or previous.shape[1] != table.shape[1] - 1:
-            previous = np.zeros((0, table.shape[1] - 1), np.int64)
+        previous = np.zeros((0, table.shape[1] - 1), np.int64)
+        if self._previous is not None:  # its columns as this answer's (by name)
+            before_names, kept = self._previous
+            previous = np.full((len(kept), table.shape[1] - 1), UNBOUND, np.int64)
+            previous[:, :2] = kept[:, :2]
+            for i, name in enumerate(names):
+                if name in before_names:
+                    previous[:, 2 + i] = kept[:, 2 + before_names.index(name)]
         # each instant's answer as the next one's "before" (none after an unshown instant)
         moved = table[shown[table[:, 0]]] if len(table) else table
         moved = moved.copy()
@@ -487,7 +494,7 @@ class IntervalOutput(Output):
         carried = np.concatenate([np.zeros((len(previous), 1), np.int64), previous], axis=1)
         before = np.concatenate([carried, moved[moved[:, 0] < k]])
         last = table[table[:, 0] == k - 1][:, 1:] if k else previous
-        self._previous = last if shown[-1] else None
+        self._previous = (names, last) if shown[-1] else None
         if self.r2s is R2S.RSTREAM:
             streamed = table
         elif self.r2s is R2S.ISTREAM:
@@ -557,6 +564,7 @@ class CqelscepQuery(IncrementalQuery):
             {c for g in self._sources.values() if not isinstance(g, frozenset) for c in g.changes()}
         )
         self.lateness = plan.parameters.lateness
+        self.reads_after = self.lateness  # an item starting by t may end until t + lateness
         self.limit = plan.parameters.max_window_events
         self.ops = Operators(plan.parameters.max_runs)
         self.dictionary = TermDictionary() if dictionary is None else dictionary
@@ -638,7 +646,7 @@ class CqelscepQuery(IncrementalQuery):
         for bound in paths:
             for mu in self._patterns.match(pattern, d, bound=bound, named=named):
                 found[mu] = None
-        names = sorted({n for mu in found for n in mu})
+        names = sorted(set(pattern.variables).union(*found))  # the same at every version
         texts = [_node_text(mu[n]) if n in mu else "" for mu in found for n in names]
         ids = np.full(len(texts), UNBOUND, np.int32)
         where = [i for i, text in enumerate(texts) if text]
@@ -700,20 +708,16 @@ class CqelscepQuery(IncrementalQuery):
     # Arrivals ---------------------------------------------------------------------------
 
     def _push_batch(self, batch: TripleBatch) -> list[Result]:
-        """A batch in time order: its items taken and the instants final before its last
-        event answered, at once when every item read is a point (an interval item may start
-        at an instant an earlier event makes final: one event at a time then)."""
+        """A batch in time order: its items taken, then the instants final before its last
+        event answered (every item of the batch is in the windows by then, so an interval
+        item may start at an instant an earlier event of the batch makes final)."""
         if not len(batch):
             return []
         self._check_times(batch)
-        stream_of = np.asarray(batch.streams, object)[batch.event_stream]
-        read = np.isin(stream_of, list(self.by_stream))
-        spans = np.flatnonzero(read & (batch.event_start != batch.event_end))
-        cuts = [0, *spans[spans > 0].tolist(), len(batch)]
-        out: list[Result] = []
-        for lo, hi in pairwise(cuts):
-            out += self._take_piece(event_range(batch, lo, hi) if len(cuts) > 2 else batch)
-        return out
+        self._take(batch)
+        end = int(batch.event_end[-1])
+        self._latest = end if self._latest is None else max(self._latest, end)
+        return self._answer(self._pending + self.lateness < end)
 
     def _check_times(self, batch: TripleBatch) -> None:
         """Refuse an event at or before the watermark, or before the latest one."""
@@ -732,13 +736,6 @@ class CqelscepQuery(IncrementalQuery):
             f"an event of <{event.stream}> at {event.t_end} came after one at "
             f"{int(before[i])}: events must come in time order"
         )
-
-    def _take_piece(self, batch: TripleBatch) -> list[Result]:
-        """Take a piece's items, then answer the instants its last event makes final."""
-        self._take(batch)
-        end = int(batch.event_end[-1])
-        self._latest = end if self._latest is None else max(self._latest, end)
-        return self._answer(self._pending + self.lateness < end)
 
     def _take(self, batch: TripleBatch) -> None:
         """The batch's items in every window on their stream: their instants, and their
@@ -855,16 +852,17 @@ class CqelscepQuery(IncrementalQuery):
         return out
 
     def _chunks(self, times: np.ndarray) -> Iterable[np.ndarray]:
-        """``times`` in runs over one version of ``D`` and at most :data:`_ROWS_AT_ONCE`
-        window content rows."""
+        """``times`` in runs over one version of ``D`` and about :data:`_ROWS_AT_ONCE`
+        window content rows and :data:`_PAIRS_AT_ONCE` pairs of them at most (memory)."""
         changes = np.array(self._changes, np.int64)
         version = np.searchsorted(changes, times, "right")
         size = np.zeros(len(times), np.int64)
         for state in self.windows.values():
             size += state.sizes(times)
-        share = np.cumsum(size) // _ROWS_AT_ONCE
-        cut = np.flatnonzero((version[1:] != version[:-1]) | (share[1:] != share[:-1])) + 1
-        return np.split(times, cut)
+        rows = np.cumsum(size) // _ROWS_AT_ONCE
+        pairs = np.cumsum(size * size) // _PAIRS_AT_ONCE
+        new = (version[1:] != version[:-1]) | (rows[1:] != rows[:-1]) | (pairs[1:] != pairs[:-1])
+        return np.split(times, np.flatnonzero(new) + 1)
 
     def _at(self, times: np.ndarray) -> list[Result]:
         """Eq. (1) at each of ``times`` (one version of ``D``): the event clauses joined

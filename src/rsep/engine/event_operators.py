@@ -361,13 +361,16 @@ def before_pairs(
         keys = np.concatenate([lk, rk])
         _, rank = np.unique(keys, return_inverse=True)
         rank = rank.reshape(-1).astype(np.int64)
-        floor = b.t2 - bound if bound is not None else np.full(len(b), np.iinfo(np.int64).min)
-        low = int(min(ends.min(initial=0), floor.min(), b.t1.min()))
+        floor = None if bound is None else b.t2 - bound
+        low = int(min(ends.min(initial=0), b.t1.min()))
+        if floor is not None:
+            low = min(low, int(floor.min()))
         span = int(max(ends.max(initial=0), b.t1.max())) - low + 2
         if span * (int(rank.max(initial=0)) + 2) < 2**62:
             here = rank[: len(lk)] * span + (ends - low)
             theirs = rank[len(lk) :] * span
-            start = np.searchsorted(here, theirs + np.maximum(floor, low) - low, "left")
+            first = theirs if floor is None else theirs + (floor - low)
+            start = np.searchsorted(here, first, "left")
             stop = np.searchsorted(here, theirs + (b.t1 - low), "left")
             stop = np.maximum(stop, start)
             li = rows[order[spans_of(start, stop)]]

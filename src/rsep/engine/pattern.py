@@ -490,20 +490,31 @@ def join_keys(
     rows' keys are."""
     if len(left) == 1:
         return left[0].astype(np.int64), right[0].astype(np.int64)
-
-    def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (a.astype(np.int64) << 32) | (b.astype(np.int64) & 0xFFFFFFFF)
-
-    if len(left) == 2:
-        return pair(*left), pair(*right)
-    # more columns: two at a time, each pair renumbered densely (1-d sorts, not rows')
+    # two columns at a time, each in 32 bits (renumbered densely when wider, and every
+    # pair but the last renumbered): 1-d sorts, not rows'
     n = len(left[0])
-    code = np.concatenate([left[0], right[0]]).astype(np.int64)
+    code = _narrow(np.concatenate([left[0], right[0]]))
     for k in range(1, len(left)):
-        if k > 1:
-            code = np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64)
-        code = pair(code, np.concatenate([left[k], right[k]]))
+        column = _narrow(np.concatenate([left[k], right[k]]))
+        code = (code.astype(np.int64) << 32) | (column.astype(np.int64) & 0xFFFFFFFF)
+        if k < len(left) - 1:
+            code = _dense(code)
     return code[:n], code[n:]
+
+
+def _dense(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the distinct values (from 0)."""
+    return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """``values`` if they fit in 32 signed bits, else their dense ranks (equal exactly when
+    the values are)."""
+    if values.dtype.itemsize <= 4 or not len(values):
+        return values
+    if int(values.min()) >= -(2**31) and int(values.max()) < 2**31:
+        return values
+    return _dense(values)
 
 
 def _empty(width: int) -> Solutions:

@@ -58,6 +58,9 @@ class IncrementalQuery(ABC):
     """A plan bound to its static graphs, evaluated incrementally (module docstring)."""
 
     dictionary: TermDictionary | None = None
+    reads_after: int = 0
+    """How long after an instant an event may still change its answer (CQELS-CEP: an
+    interval item arrives at its end): :func:`drive` reads that much past ``until``."""
     """The term ids of the :class:`~rsep.engine.batch.TripleBatch` es it takes (``None``: it
     takes event objects only)."""
 
@@ -215,27 +218,34 @@ def drive(
     :class:`~rsep.engine.batch.TripleBatch`es (pushed as they come, to the columnar
     engine), and give its answers as they become final. Before each push the watermark
     moves to just before its first event (every earlier instant is complete); nothing
-    after ``until`` is read (an answer at ``t <= until`` reads no later event). At the
+    after ``until`` is read (an answer at ``t <= until`` reads no later event), but for
+    :attr:`IncrementalQuery.reads_after` more. At the
     end the watermark moves to ``watermark`` when given, and with ``finish`` the input
     ends at ``until``. ``pushed`` hears the count of events pushed so far."""
     count = 0
     last: int | None = None
-    for chunk in _chunks(events, until, batch):
+    horizon = None if until is None else until + query.reads_after
+    for chunk in _chunks(events, horizon, batch):
         first = _first_time(chunk)
         if last is not None and first > last:
-            yield from query.advance(first - 1)
+            yield from _upto(query.advance(first - 1), until)
         if isinstance(chunk, list):
-            yield from query.push(chunk)
+            yield from _upto(query.push(chunk), until)
         else:
-            yield from _columnar(query).push(chunk)  # type: ignore[arg-type]
+            yield from _upto(_columnar(query).push(chunk), until)  # type: ignore[arg-type]
         count += len(chunk)
         if pushed is not None:
             pushed(count)
         last = _last_time(chunk)
     if watermark is not None:
-        yield from query.advance(watermark)
+        yield from _upto(query.advance(watermark), until)
     if finish:
         yield from query.finish(until)
+
+
+def _upto(results: Iterable[Result], until: int | None) -> Iterator[Result]:
+    """The results at or before ``until`` (events read past it answer later instants)."""
+    return iter(results) if until is None else (r for r in results if r.time <= until)
 
 
 def _chunks(
