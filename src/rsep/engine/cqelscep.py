@@ -73,6 +73,7 @@ from rsep.engine.event_operators import (
     before_pairs,
     compatible_pairs,
     concatenated,
+    context_pairs,
     decoded,
     distinct_rows,
     in_rows,
@@ -134,14 +135,7 @@ class Operators:
 
     def join(self, left: Mappings, right: Mappings) -> Mappings:
         """``JOIN``: compatible pairs whose intervals meet, over their intersection."""
-        shared = sorted(left.columns.keys() & right.columns.keys())
-        li, ri = compatible_pairs(
-            [left.context, *(left.columns[n] for n in shared)],
-            [right.context, *(right.columns[n] for n in shared)],
-            len(left),
-            len(right),
-            equal=1,
-        )
+        li, ri = context_pairs(left, right)
         low = np.maximum(left.t1[li], right.t1[ri])
         high = np.minimum(left.t2[li], right.t2[ri])
         meet = low <= high

@@ -33,6 +33,7 @@ __all__ = [
     "before_pairs",
     "compatible_pairs",
     "concatenated",
+    "context_pairs",
     "decoded",
     "distinct_rows",
     "dominant",
@@ -402,13 +403,19 @@ def unblocked(
     keep = np.ones(len(found), bool)
     if not len(found) or not len(negative):
         return keep
-    shared = sorted(found.columns.keys() & negative.columns.keys())
-    li, ri = compatible_pairs(
-        [found.context, *(found.columns[n] for n in shared)],
-        [negative.context, *(negative.columns[n] for n in shared)],
-        len(found),
-        len(negative),
-        equal=1,
-    )
+    li, ri = context_pairs(found, negative)
     keep[li[blocks(li, ri)]] = False
     return keep
+
+
+def context_pairs(a: Mappings, b: Mappings) -> tuple[np.ndarray, np.ndarray]:
+    """Every compatible pair of rows of ``a`` and ``b`` in one context (on the variables
+    both have columns for)."""
+    shared = sorted(a.columns.keys() & b.columns.keys())
+    return compatible_pairs(
+        [a.context, *(a.columns[n] for n in shared)],
+        [b.context, *(b.columns[n] for n in shared)],
+        len(a),
+        len(b),
+        equal=1,
+    )
